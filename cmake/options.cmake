@@ -1,0 +1,28 @@
+# dpushard build options. Every option is prefixed DPUSHARD_ and documented here,
+# where it is defined (the oneDNN convention). Set them with -D on the cmake line
+# or in CMakePresets.json.
+
+# Treat compiler warnings as errors. On in the dev and CI presets so that a new
+# warning fails the build instead of scrolling past.
+option(DPUSHARD_WERROR "Treat compiler warnings as errors" OFF)
+
+# Build the GoogleTest suites under tests/ and register them with ctest.
+option(DPUSHARD_BUILD_TESTS "Build the unit and integration tests" ON)
+
+# Build the Google Benchmark suites under bench/.
+option(DPUSHARD_BUILD_BENCH "Build the Google Benchmark suites" ON)
+
+# Instrument everything with AddressSanitizer and UndefinedBehaviorSanitizer.
+# Used by the asan preset; slows execution about 2x.
+option(DPUSHARD_SANITIZE "Build with -fsanitize=address,undefined" OFF)
+
+# Build the `vart` backend, which runs fragments on a real DPU through Xilinx's
+# VART runtime. Needs Vitis AI's runtime (vart, xir) installed: it exists on the
+# KV260 board image and in the Vitis AI docker, never on a plain Debian host.
+option(DPUSHARD_WITH_VART "Build the vart backend (needs Vitis AI's VART and XIR)" OFF)
+
+# Build the `cpu` backend on oneDNN (libdnnl-dev). Off only for minimal builds.
+option(DPUSHARD_WITH_ONEDNN "Build the oneDNN-based cpu backend" ON)
+
+# Build libFuzzer targets (needs clang) for the xmodel reader and the frame decoder.
+option(DPUSHARD_BUILD_FUZZERS "Build libFuzzer targets (clang only)" OFF)

@@ -1,0 +1,43 @@
+#pragma once
+// One execution interface, several implementations (ref, cpu, sim, vart), chosen by name.
+// Every backend is tested against `ref` by the same parametrised test.
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dpushard/graph.hpp"
+#include "dpushard/tensor.hpp"
+
+namespace dpushard {
+
+struct BackendOptions {
+  int threads = 1;  // worker threads for backends that use them (cpu)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+
+  // Prepares `graph` for execution: validates it, quantizes weights, plans buffers.
+  // All per-model work happens here, none per frame. Throws dpushard::Error naming the
+  // op it cannot run.
+  virtual void load(const Graph& graph) = 0;
+
+  // Runs one frame. `inputs` follow the order of graph.inputs() and carry the int8 values
+  // after each input's fix op; outputs follow graph.outputs(). Shape or fix_point
+  // mismatches throw dpushard::Error naming the input.
+  virtual std::vector<QTensor> run(const std::vector<QTensor>& inputs) = 0;
+};
+
+// Names of the backends compiled into this build ("ref", "cpu", ...).
+std::vector<std::string> backend_names();
+// Creates a backend by name; throws dpushard::Error listing the known names.
+std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options = {});
+
+// The int8 input specs of a graph (name = data op's fix op, shape, fix_point), in order.
+std::vector<QTensor> input_specs(const Graph& graph);
+
+}  // namespace dpushard

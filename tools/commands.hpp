@@ -1,0 +1,18 @@
+#pragma once
+// Each subcommand adds itself to the CLI11 app and says how to run once chosen.
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace dpushard::cli {
+
+struct Command {
+  CLI::App* app = nullptr;     // the subcommand, owned by the parent app
+  std::function<int()> run;    // called after parsing when this subcommand was chosen
+};
+
+Command add_zoo_command(CLI::App& app);
+Command add_inspect_command(CLI::App& app);
+Command add_exec_command(CLI::App& app);
+
+}  // namespace dpushard::cli

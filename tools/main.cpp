@@ -1,0 +1,32 @@
+// dpushard: run one int8 network across several DPU boards. See README.md and docs/.
+
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+#include <vector>
+
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"dpushard: split int8 networks across KV260 DPU boards and measure scaling"};
+  app.require_subcommand(1);
+  const std::vector<dpushard::cli::Command> commands = {
+      dpushard::cli::add_zoo_command(app),
+      dpushard::cli::add_inspect_command(app),
+      dpushard::cli::add_exec_command(app),
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    for (const auto& command : commands)
+      if (command.app->parsed()) return command.run();
+    return 2;
+  } catch (const std::exception& e) {
+    // dpushard::Error messages are one line naming the file, field or op at fault.
+    std::cerr << "dpushard: error: " << e.what() << "\n";
+    return 1;
+  }
+}
