@@ -25,15 +25,16 @@ struct Bytes {
 template <typename T>
 using StringMap = std::map<std::string, T, std::less<>>;
 
-using AttrValue = std::variant<
-    bool, std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, float, double, std::string,
-    Bytes, std::vector<bool>, std::vector<std::int32_t>, std::vector<std::uint32_t>,
-    std::vector<std::int64_t>, std::vector<std::uint64_t>, std::vector<float>,
-    std::vector<double>, std::vector<std::string>, std::vector<Bytes>, StringMap<std::int32_t>,
-    StringMap<std::uint32_t>, StringMap<std::int64_t>, StringMap<std::uint64_t>,
-    StringMap<std::string>, StringMap<Bytes>, StringMap<std::vector<std::int32_t>>,
-    StringMap<std::vector<std::uint32_t>>, StringMap<std::vector<std::int64_t>>,
-    StringMap<std::vector<std::uint64_t>>, StringMap<std::vector<std::string>>>;
+using AttrValue =
+    std::variant<bool, std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, float, double,
+                 std::string, Bytes, std::vector<bool>, std::vector<std::int32_t>,
+                 std::vector<std::uint32_t>, std::vector<std::int64_t>, std::vector<std::uint64_t>,
+                 std::vector<float>, std::vector<double>, std::vector<std::string>,
+                 std::vector<Bytes>, StringMap<std::int32_t>, StringMap<std::uint32_t>,
+                 StringMap<std::int64_t>, StringMap<std::uint64_t>, StringMap<std::string>,
+                 StringMap<Bytes>, StringMap<std::vector<std::int32_t>>,
+                 StringMap<std::vector<std::uint32_t>>, StringMap<std::vector<std::int64_t>>,
+                 StringMap<std::vector<std::uint64_t>>, StringMap<std::vector<std::string>>>;
 
 using AttrMap = StringMap<AttrValue>;
 

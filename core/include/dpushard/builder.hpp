@@ -79,8 +79,8 @@ class GraphBuilder {
   Value transpose(const std::string& name, const Value& x, std::vector<std::int64_t> order);
   // Float ops between fix ops (CPU ops on the KV260's DPU).
   Value softmax(const std::string& name, const Value& x, std::int64_t axis, int out_fp);
-  Value layernorm(const std::string& name, const Value& x, const Value& gamma,
-                  const Value& beta, double epsilon, int out_fp);
+  Value layernorm(const std::string& name, const Value& x, const Value& gamma, const Value& beta,
+                  double epsilon, int out_fp);
   Value gelu(const std::string& name, const Value& x, int out_fp);
   Value sigmoid(const std::string& name, const Value& x, int out_fp);
 
