@@ -1,0 +1,130 @@
+// Writes the IR as an xmodel. The Graph message is streamed: the name, then each op
+// encoded on its own, then the subgraph tree, graph attributes and op definitions, so the
+// bytes equal one deterministic serialization of the whole message (fields in ascending
+// order, map entries sorted) while only one op is ever held in protobuf form.
+
+#include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+#include "attr_codec.hpp"
+#include "dpushard/xmodel.hpp"
+#include "graph_codec.hpp"
+#include "structure.hpp"
+#include "xmodel.pb.h"
+
+namespace dpushard {
+namespace {
+
+namespace pbio = google::protobuf::io;
+
+constexpr std::uint64_t kMaxMessageBytes = std::numeric_limits<int>::max();
+constexpr std::uint32_t kOpNodeTag = (5 << 3) | 2;  // field 5, length-delimited
+
+// Raised when the serialized graph would pass protobuf's 2 GiB limit; no reader could
+// parse such a file.
+[[noreturn]] void too_large(std::uint64_t bytes) {
+  throw Error("the graph needs more than " + std::to_string(bytes) +
+              " bytes, over protobuf's 2 GiB message limit");
+}
+
+void write_message(const google::protobuf::MessageLite& message, std::uint64_t& total,
+                   pbio::CodedOutputStream& out, bool as_op_node) {
+  const std::size_t size = message.ByteSizeLong();
+  total += size + (as_op_node ? 2 + 5 : 0);  // tag and length varint, at most
+  if (total > kMaxMessageBytes) too_large(total);
+  if (as_op_node) {
+    out.WriteTag(kOpNodeTag);
+    out.WriteVarint32(static_cast<std::uint32_t>(size));
+  }
+  message.SerializeWithCachedSizes(&out);
+}
+
+// Streams `graph` into `stream`; throws dpushard::Error without the file name.
+void write_graph(const Graph& graph, pbio::ZeroCopyOutputStream& stream) {
+  xmodel::check_structure(graph);
+  pbio::CodedOutputStream out(&stream);
+  out.SetSerializationDeterministic(true);
+  std::uint64_t total = 0;
+
+  serial_v2::Graph head;
+  head.set_graph_name(graph.name());
+  write_message(head, total, out, false);
+
+  for (const Op& op : graph.ops()) write_message(xmodel::op_to_proto(op), total, out, true);
+
+  // Fields 10, 11 and 101 follow the ops, as in one serialization of the whole message.
+  serial_v2::Graph tail;
+  xmodel::subgraph_to_proto(graph.root() ? *graph.root() : xmodel::plain_root(graph),
+                            *tail.mutable_subg_root());
+  xmodel::attrs_to_proto(graph.attrs(), *tail.mutable_graph_attr());
+  for (const auto& def : graph.op_defs()) tail.add_op_defs(def);
+  write_message(tail, total, out, false);
+
+  out.Trim();
+  if (out.HadError()) throw Error("write failed");
+}
+
+std::string temporary_name(const std::filesystem::path& path) {
+  static std::atomic<unsigned> counter{0};
+  return "." + path.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
+         std::to_string(counter++);
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+// Makes the rename itself durable; a failure here cannot undo the write, so it is ignored.
+void sync_directory(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+std::string serialize_xmodel(const Graph& graph) {
+  std::string bytes;
+  {
+    pbio::StringOutputStream stream(&bytes);
+    write_graph(graph, stream);
+  }
+  return bytes;
+}
+
+void write_xmodel(const Graph& graph, const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  const std::string origin = path.string();
+  if (path.filename().empty()) throw Error(origin + ": not a file path");
+  const fs::path temp = path.parent_path() / temporary_name(path);
+
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(origin + ": cannot create " + temp.string() + ": " + errno_text());
+  std::string failure;
+  try {
+    pbio::FileOutputStream stream(fd, 1 << 20);
+    write_graph(graph, stream);
+    if (!stream.Flush()) failure = "cannot write: " + std::string(std::strerror(stream.GetErrno()));
+  } catch (const Error& e) {
+    failure = e.what();
+  }
+  // The data must be on disk before the rename makes it visible under the final name.
+  if (failure.empty() && ::fsync(fd) != 0) failure = "cannot sync: " + errno_text();
+  if (::close(fd) != 0 && failure.empty()) failure = "cannot close: " + errno_text();
+  if (failure.empty() && ::rename(temp.c_str(), path.c_str()) != 0)
+    failure = "cannot rename " + temp.string() + " into place: " + errno_text();
+  if (!failure.empty()) {
+    ::unlink(temp.c_str());
+    throw Error(origin + ": " + failure);
+  }
+  sync_directory(path.parent_path());
+}
+
+}  // namespace dpushard

@@ -1,0 +1,161 @@
+// `dpushard inspect` on the real fixtures and on bad files, run as a user would: the built
+// binary, its exit code, one JSON object on stdout, one error line on stderr.
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "xmodel/fixtures.hpp"
+
+namespace dpushard {
+namespace {
+
+using nlohmann::json;
+using testing::fixture;
+using testing::ScratchDir;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+Result run_cli(const ScratchDir& dir, const std::string& args) {
+  const auto out = dir / "stdout.txt";
+  const auto err = dir / "stderr.txt";
+  const std::string command = quoted(DPUSHARD_CLI) + " " + args + " >" + quoted(out.string()) +
+                              " 2>" + quoted(err.string());
+  const int status = std::system(command.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = testing::read_bytes(out);
+  r.err = testing::read_bytes(err);
+  return r;
+}
+
+json inspect_json(const ScratchDir& dir, const std::string& file) {
+  const Result r = run_cli(dir, "inspect " + quoted(fixture(file).string()) + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out);  // throws (and fails the test) unless stdout is one JSON value
+}
+
+TEST(CliInspect, IntFixtureJson) {
+  ScratchDir dir;
+  const json j = inspect_json(dir, testing::kResNetInt);
+  EXPECT_EQ(j["file"], fixture(testing::kResNetInt).string());
+  EXPECT_EQ(j["name"], "CifarResNet");
+  EXPECT_EQ(j["kind"], "int");
+  EXPECT_EQ(j["ops"], json({{"const", 47},
+                            {"fix", 77},
+                            {"conv2d", 21},
+                            {"relu", 19},
+                            {"add", 9},
+                            {"avgpool2d", 1},
+                            {"mul", 1},
+                            {"reshape", 1},
+                            {"matmul", 1},
+                            {"stack", 1},
+                            {"data", 1}}));
+  ASSERT_EQ(j["inputs"].size(), 1u);
+  EXPECT_EQ(j["inputs"][0]["name"], "CifarResNet__input_0");
+  EXPECT_EQ(j["inputs"][0]["shape"], json({1, 32, 32, 3}));
+  EXPECT_TRUE(j["inputs"][0]["fix_point"].is_number_integer());
+  ASSERT_GE(j["outputs"].size(), 1u);
+  for (const auto& output : j["outputs"]) EXPECT_TRUE(output["fix_point"].is_number_integer());
+  // ResNet-20 for CIFAR-10: about 0.27M parameters and 41M multiply-accumulates.
+  EXPECT_GT(j["params"].get<std::int64_t>(), 250'000);
+  EXPECT_LT(j["params"].get<std::int64_t>(), 300'000);
+  EXPECT_GT(j["macs"].get<std::int64_t>(), 35'000'000);
+  EXPECT_LT(j["macs"].get<std::int64_t>(), 45'000'000);
+  EXPECT_EQ(j["weight_bytes"], j["params"]);
+  EXPECT_GT(j["activation_bytes"].get<std::int64_t>(), 0);
+  EXPECT_FALSE(j.contains("subgraphs"));
+}
+
+void expect_compiled(const json& j, const std::string& input_shape_json, std::size_t dpu_children,
+                     std::int64_t workload) {
+  EXPECT_EQ(j["kind"], "compiled");
+  ASSERT_EQ(j["inputs"].size(), 1u);
+  EXPECT_EQ(j["inputs"][0]["shape"], json::parse(input_shape_json));
+  EXPECT_TRUE(j["inputs"][0]["fix_point"].is_number_integer());
+  ASSERT_EQ(j["subgraphs"].size(), 3u);
+  EXPECT_EQ(j["subgraphs"][0]["device"], "USER");
+  EXPECT_EQ(j["subgraphs"][1]["device"], "DPU");
+  EXPECT_EQ(j["subgraphs"][1]["children"], dpu_children);
+  EXPECT_EQ(j["subgraphs"][1]["workload"], workload);
+  EXPECT_EQ(j["subgraphs"][2]["device"], "CPU");
+  EXPECT_EQ(j["workload"], workload);
+  EXPECT_GT(j["params"].get<std::int64_t>(), 0);
+}
+
+TEST(CliInspect, Vck190FixtureJson) {
+  ScratchDir dir;
+  const json j = inspect_json(dir, testing::kResNetVck190);
+  expect_compiled(j, "[1,32,32,3]", 26, 82007306);
+  EXPECT_EQ(j["name"], "CifarResNet");
+  EXPECT_EQ(j["ops"]["data-fix"], 1);
+}
+
+TEST(CliInspect, Kv260FixtureJson) {
+  ScratchDir dir;
+  const json j = inspect_json(dir, testing::kMobileNetKv260);
+  expect_compiled(j, "[1,224,224,3]", 39, 606167266);
+  EXPECT_EQ(j["ops"], json({{"const-fix", 106},
+                            {"conv2d-fix", 36},
+                            {"depthwise-conv2d-fix", 17},
+                            {"eltwise-fix", 10},
+                            {"pool-fix", 1},
+                            {"reshape-fix", 1},
+                            {"data-fix", 1},
+                            {"upload", 1},
+                            {"download", 1},
+                            {"fix2float", 1}}));
+}
+
+TEST(CliInspect, HumanSummaryOnStdout) {
+  ScratchDir dir;
+  const Result r = run_cli(dir, "inspect " + quoted(fixture(testing::kMobileNetKv260).string()));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("compiled"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[1,224,224,3]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("DPU"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("39 children"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "");
+}
+
+void expect_one_line_error(const Result& r, const std::string& path, const std::string& what) {
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("dpushard: error: " + path + ": ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // exactly one line
+}
+
+TEST(CliInspect, CorruptFileFailsWithOneLine) {
+  ScratchDir dir;
+  const std::string bytes = testing::read_bytes(fixture(testing::kResNetInt));
+  const auto cut = dir / "cut.xmodel";
+  testing::write_bytes(cut, bytes.substr(0, bytes.size() / 3));
+  expect_one_line_error(run_cli(dir, "inspect --json " + quoted(cut.string())), cut.string(),
+                        "truncated");
+  const auto text = dir / "readme.xmodel";
+  testing::write_bytes(text, "just some text\n");
+  expect_one_line_error(run_cli(dir, "inspect " + quoted(text.string())), text.string(),
+                        "not an xmodel");
+  const auto missing = dir / "missing.xmodel";
+  expect_one_line_error(run_cli(dir, "inspect --json " + quoted(missing.string())),
+                        missing.string(), "no such file");
+}
+
+}  // namespace
+}  // namespace dpushard
