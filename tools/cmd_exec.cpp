@@ -1,9 +1,221 @@
-// TEMPORARY scaffold, replaced by the real command before the foundation lands.
+// dpushard exec FILE.xmodel [--backend ref] [--input FILE.npy ... | --seed S] [--repeat N]
+//                           [--threads T] [--json]
+// Runs frames of an `_int` model on one backend and reports the input and output tensors
+// (shape, fix point, sha256, top-5 for classifier outputs) and the per-frame latency.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_common.hpp"
 #include "commands.hpp"
+#include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/numerics.hpp"
+#include "dpushard/xmodel.hpp"
+#include "npy.hpp"
+
 namespace dpushard::cli {
-Command add_exec_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("exec", "(under construction)");
-  return {sub, [] () -> int { throw Error("exec: under construction"); }};
+namespace {
+
+struct ExecOptions {
+  std::string file;
+  std::string backend = "ref";
+  std::vector<std::string> inputs;
+  std::uint64_t seed = 0;
+  int repeat = 1;
+  int threads = 1;
+  bool json = false;
+};
+
+// An int8 input from a .npy file: int8 values as they are, float32 values quantized with
+// the round mode of the input's fix op.
+QTensor input_from_npy(const std::string& path, const QTensor& spec, const Graph& graph) {
+  const NpyArray array = read_npy(path);
+  QTensor t{spec.name, spec.shape, spec.fix_point, {}};
+  if (array.shape != spec.shape) {
+    std::ostringstream msg;
+    msg << path << ": shape (";
+    for (std::size_t i = 0; i < array.shape.size(); ++i) msg << (i ? "," : "") << array.shape[i];
+    msg << ") does not match input '" << spec.name << "' (";
+    for (std::size_t i = 0; i < spec.shape.size(); ++i) msg << (i ? "," : "") << spec.shape[i];
+    msg << ")";
+    throw Error(msg.str());
+  }
+  if (array.type == NpyArray::Type::Int8) {
+    t.data = array.int8;
+    return t;
+  }
+  const RoundMode mode =
+      parse_round_mode(string_attr(graph.op(spec.name).attrs, "round_mode", "DPU_ROUND"));
+  t.data.reserve(array.float32.size());
+  for (std::size_t i = 0; i < array.float32.size(); ++i) {
+    if (!std::isfinite(array.float32[i]))
+      throw Error(path + ": value at index " + std::to_string(i) + " is not finite");
+    t.data.push_back(quantize(double{array.float32[i]}, spec.fix_point, mode));
+  }
+  return t;
 }
+
+std::vector<QTensor> make_inputs(const ExecOptions& o, const Graph& graph) {
+  std::vector<QTensor> specs = input_specs(graph);
+  if (!o.inputs.empty() && o.inputs.size() != specs.size())
+    throw Error(o.file + ": the model has " + std::to_string(specs.size()) + " inputs, got " +
+                std::to_string(o.inputs.size()) + " --input files");
+  std::vector<QTensor> inputs;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const QTensor& spec = specs[i];
+    inputs.push_back(o.inputs.empty()
+                         ? random_qtensor(spec.name, spec.shape, spec.fix_point, o.seed)
+                         : input_from_npy(o.inputs[i], spec, graph));
+  }
+  return inputs;
+}
+
+// The five largest values of a single-row output (a classifier), ties to the lower index.
+bool is_classifier(const QTensor& t) {
+  return !t.shape.empty() && t.shape.back() >= 2 && t.element_count() == t.shape.back();
+}
+
+nlohmann::json top5(const QTensor& t) {
+  std::vector<std::size_t> order(t.data.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return t.data[a] > t.data[b]; });
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t i = 0; i < std::min<std::size_t>(5, order.size()); ++i)
+    out.push_back({{"class", order[i]}, {"value", dequantize(t.data[order[i]], t.fix_point)}});
+  return out;
+}
+
+nlohmann::json describe(const QTensor& t, bool with_top5) {
+  nlohmann::json j = {{"name", t.name}, {"shape", t.shape}, {"fix_point", t.fix_point}};
+  // A timing-only backend (sim without numerics) outputs zeros: no hash is claimed.
+  if (!t.computed) {
+    j["sha256"] = nullptr;
+    j["computed"] = false;
+    return j;
+  }
+  j["sha256"] = sha256_hex(t);
+  if (with_top5 && is_classifier(t)) j["top5"] = top5(t);
+  return j;
+}
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s;
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+void print_human(const nlohmann::json& r) {
+  std::ostringstream out;
+  out << "exec " << r["file"].get<std::string>() << " on " << r["backend"].get<std::string>()
+      << " (" << r["threads"] << " thread" << (r["threads"] == 1 ? "" : "s") << "): " << r["frames"]
+      << " frame" << (r["frames"] == 1 ? "" : "s") << ", latency median "
+      << r["latency_ms"]["median"].get<double>() << " ms (min "
+      << r["latency_ms"]["min"].get<double>() << ", max " << r["latency_ms"]["max"].get<double>()
+      << "), load " << r["load_ms"].get<double>() << " ms\n";
+  for (const char* kind : {"inputs", "outputs"})
+    for (const auto& t : r[kind]) {
+      out << "  " << (kind[0] == 'i' ? "in " : "out") << "  " << t["name"].get<std::string>()
+          << "  " << shape_text(t["shape"].get<std::vector<std::int64_t>>()) << "  fp "
+          << t["fix_point"] << "  sha256 "
+          << (t["sha256"].is_string() ? t["sha256"].get<std::string>() : "(not computed)") << "\n";
+      if (t.contains("top5")) {
+        out << "        top5:";
+        for (const auto& c : t["top5"])
+          out << " " << c["class"] << " (" << c["value"].get<double>() << ")";
+        out << "\n";
+      }
+    }
+  std::cerr << out.str();
+}
+
+int run_exec(const ExecOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  };
+  const Graph graph = read_xmodel(o.file);
+  BackendOptions backend_options;
+  backend_options.threads = o.threads;
+  std::unique_ptr<Backend> backend = make_backend(o.backend, backend_options);
+  const std::vector<QTensor> inputs = make_inputs(o, graph);
+
+  const auto load_start = Clock::now();
+  backend->load(graph);
+  const double load_ms = ms_since(load_start);
+
+  std::vector<double> latencies;
+  std::vector<QTensor> outputs;
+  for (int frame = 0; frame < o.repeat; ++frame) {
+    const auto start = Clock::now();
+    outputs = backend->run(inputs);
+    latencies.push_back(ms_since(start));
+  }
+
+  nlohmann::json report = {{"file", o.file},
+                           {"backend", std::string(backend->name())},
+                           {"threads", o.threads},
+                           {"repeat", o.repeat},
+                           {"frames", latencies.size()},
+                           {"load_ms", load_ms},
+                           {"latency_ms",
+                            {{"median", median_of(latencies)},
+                             {"min", *std::min_element(latencies.begin(), latencies.end())},
+                             {"max", *std::max_element(latencies.begin(), latencies.end())}}},
+                           {"inputs", nlohmann::json::array()},
+                           {"outputs", nlohmann::json::array()}};
+  for (const auto& t : inputs) report["inputs"].push_back(describe(t, false));
+  for (const auto& t : outputs) report["outputs"].push_back(describe(t, true));
+  if (o.json)
+    print_json(report);
+  else
+    print_human(report);
+  return 0;
+}
+
+}  // namespace
+
+Command add_exec_command(CLI::App& app) {
+  auto options = std::make_shared<ExecOptions>();
+  ExecOptions& o = *options;
+  CLI::App* sub = app.add_subcommand("exec", "Run frames of an _int model on one backend");
+  sub->add_option("file", o.file, "The _int xmodel to run")->required();
+  sub->add_option(
+         "--backend", o.backend,
+         "Backend: " +
+             [] {
+               std::string names;
+               for (const auto& n : backend_names()) names += (names.empty() ? "" : ", ") + n;
+               return names;
+             }())
+      ->capture_default_str();
+  auto* input = sub->add_option("--input", o.inputs,
+                                "One .npy per model input (int8 as is, float32 quantized)");
+  sub->add_option("--seed", o.seed, "Seed of the random int8 inputs")
+      ->capture_default_str()
+      ->excludes(input);
+  sub->add_option("--repeat", o.repeat, "Frames to run; latency is their median")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
+  sub->add_option("--threads", o.threads, "Worker threads for backends that use them")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  sub->add_flag("--json", o.json, "Print the result as one JSON object on stdout");
+  return {sub, [options] { return run_exec(*options); }};
+}
+
 }  // namespace dpushard::cli

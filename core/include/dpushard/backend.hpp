@@ -2,6 +2,7 @@
 // One execution interface, several implementations (ref, cpu, sim, vart), chosen by name.
 // Every backend is tested against `ref` by the same parametrised test.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -14,6 +15,10 @@ namespace dpushard {
 
 struct BackendOptions {
   int threads = 1;  // worker threads for backends that use them (cpu)
+  // sim: also compute the real outputs (with the cpu backend, or ref without it); without
+  // it outputs have the right shapes but are marked QTensor::computed = false.
+  bool sim_numerics = false;
+  std::string sim_target = "kv260";  // sim: a built-in target name or a target YAML file
 };
 
 class Backend {
@@ -31,6 +36,12 @@ class Backend {
   // mismatches throw dpushard::Error naming the input.
   virtual std::vector<QTensor> run(const std::vector<QTensor>& inputs) = 0;
 };
+
+// Backends that live outside dpushard_exec (sim needs the timing model, a sibling module)
+// add themselves at startup through this hook; see docs/perf.md. A second registration of
+// a name replaces the first.
+using BackendFactory = std::function<std::unique_ptr<Backend>(const BackendOptions&)>;
+void register_backend(const std::string& name, BackendFactory factory);
 
 // Names of the backends compiled into this build ("ref", "cpu", ...).
 std::vector<std::string> backend_names();

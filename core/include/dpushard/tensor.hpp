@@ -13,6 +13,9 @@ struct QTensor {
   std::vector<std::int64_t> shape;  // NHWC for feature maps
   int fix_point = 0;                // value = q * 2^-fix_point
   std::vector<std::int8_t> data;
+  // False when a timing-only backend (sim without numerics) produced it: the shape is right,
+  // the values are zeros, and no hash of it may be claimed.
+  bool computed = true;
 
   std::int64_t element_count() const;
   bool operator==(const QTensor&) const = default;

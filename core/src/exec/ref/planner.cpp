@@ -1,0 +1,216 @@
+#include "planner.hpp"
+
+#include <cmath>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "dpushard/attr.hpp"
+#include "dpushard/error.hpp"
+#include "dpushard/shape.hpp"
+#include "float_math.hpp"
+#include "kernels.hpp"
+
+namespace dpushard::ref {
+
+namespace {
+
+// Every op type the planner lowers; anything else is reported before lowering starts.
+bool supported_type(std::string_view type) {
+  static const std::unordered_set<std::string_view> kTypes = {
+      "data",         "const",         "fix",       "conv2d",     "depthwise-conv2d",
+      "matmul",       "inner-product", "add",       "mul",        "maxpool2d",
+      "avgpool2d",    "concat",        "reshape",   "flatten",    "squeeze",
+      "unsqueeze",    "identity",      "transpose", "stack",      "softmax",
+      "layernorm",    "relu",          "relu6",     "leaky-relu", "sigmoid",
+      "hard-sigmoid", "hard-swish",    "gelu"};
+  return kTypes.contains(type);
+}
+
+bool is_activation(std::string_view type) {
+  Activation unused{};
+  return activation_of(type, unused);
+}
+
+class Planner final : public Lowering {
+ public:
+  explicit Planner(const Graph& graph) : Lowering(graph) {}
+
+  Plan run() {
+    const Graph& g = graph();
+    if (is_compiled(g))
+      throw Error("ref: graph '" + g.name() +
+                  "' is a compiled xmodel; the ref backend runs the `_int` form");
+    for (const Op& op : g.ops())
+      if (!supported_type(op.type)) fail(op, "the ref backend cannot run this op type");
+    for (std::size_t index : g.topological_order()) {
+      const Op& op = g.ops()[index];
+      if (op.type == "fix")
+        lower_fix(op);
+      else if (is_layout_op(op.type))
+        lower_layout(op);
+    }
+    for (const Op* input : g.inputs()) {
+      auto it = input_slots_.find(input->name);
+      if (it == input_slots_.end()) fail(*input, "has no fix op after it");
+      plan_.inputs.push_back(it->second);
+    }
+    for (const Op* output : g.outputs()) {
+      auto it = fixed_.find(output->name);
+      if (it == fixed_.end())
+        fail(*output, "is a graph output without a fix op; the ref backend outputs int8 tensors");
+      plan_.outputs.push_back(it->second);
+    }
+    return std::move(plan_);
+  }
+
+  SlotId fixed(const Op& consumer, std::string_view producer) const override {
+    auto it = fixed_.find(std::string(producer));
+    if (it != fixed_.end()) return it->second;
+    const Op* op = graph().find(producer);
+    fail(consumer, "input '" + std::string(producer) + "' (" + (op ? op->type : "missing") +
+                       ") is not a fixed-point tensor; a fix op must produce it");
+  }
+
+  std::optional<std::vector<float>> raw_const(std::string_view producer) const override {
+    const Op* op = graph().find(producer);
+    if (op == nullptr || op->type != "const") return std::nullopt;
+    return const_values(*op);
+  }
+
+  const QTensor& slot(SlotId id) const override { return plan_.slots.at(id); }
+
+ private:
+  SlotId new_slot(const std::string& name, std::vector<std::int64_t> shape, int fix_point) {
+    for (std::int64_t dim : shape)
+      if (dim < 0) throw Error("ref: op '" + name + "' has a negative dimension");
+    QTensor t{name, std::move(shape), fix_point, {}};
+    t.data.assign(static_cast<std::size_t>(t.element_count()), 0);
+    plan_.slots.push_back(std::move(t));
+    return plan_.slots.size() - 1;
+  }
+
+  // The single consumer of `op`, which must be `expected`: a float value between a
+  // producer and its fix cannot be shared (there is no int8 tensor to share).
+  void require_single_consumer(const Op& op, const Op& expected) const {
+    const auto consumers = graph().consumers(op.name);
+    if (consumers.size() != 1 || consumers.front() != &expected)
+      fail(op, "its float output feeds " + std::to_string(consumers.size()) +
+                   " ops; the ref backend needs it to feed only '" + expected.name + "'");
+  }
+
+  void lower_fix(const Op& fix) {
+    const auto& producers = fix.producers("input");
+    if (producers.size() != 1) fail(fix, "needs exactly one input");
+    const Op& x = graph().op(producers.front());
+    const std::int64_t fp = int_attr(fix.attrs, "fix_point", std::int64_t{1} << 20);
+    if (fp < -64 || fp > 64) fail(fix, "missing or out-of-range attribute 'fix_point'");
+    if (int_attr(fix.attrs, "bit_width", 8) != 8 || !bool_attr(fix.attrs, "if_signed", true))
+      fail(fix, "the ref backend runs signed 8-bit fix ops only");
+    RoundMode mode = RoundMode::Dpu;
+    try {
+      mode = parse_round_mode(string_attr(fix.attrs, "round_mode", "DPU_ROUND"));
+    } catch (const Error& e) {
+      fail(fix, e.what());
+    }
+    const int fp_out = static_cast<int>(fp);
+    std::vector<std::int64_t> shape = fix.output.shape;
+    if (shape.empty() && x.type == "const") shape = x.output.shape;
+    const SlotId out = new_slot(fix.name, shape, fp_out);
+    fixed_[fix.name] = out;
+
+    if (x.type == "const") return quantize_const(x, fix, out);
+    if (x.type == "data") {
+      if (input_slots_.contains(x.name)) fail(x, "feeds more than one fix op");
+      if (count_of(x.output.shape) != count_of(shape) && !x.output.shape.empty())
+        fail(fix, "shape " + shape_text(shape) + " differs from its data op's " +
+                      shape_text(x.output.shape));
+      input_slots_[x.name] = out;
+      return;
+    }
+    const Chain fixed_chain{fix, nullptr, fix, fp_out, mode, out};
+    if (fixed_.contains(x.name)) {  // a fix over a fixed tensor: a rescale
+      add(make_elementwise(fixed_chain, *this, fixed_.at(x.name)));
+      return;
+    }
+    require_single_consumer(x, fix);
+    if (is_activation(x.type)) {
+      const auto& inputs = x.producers("input");
+      if (inputs.size() != 1) fail(x, "needs exactly one input");
+      if (auto it = fixed_.find(inputs.front()); it != fixed_.end()) {
+        add(make_elementwise(Chain{x, &x, fix, fp_out, mode, out}, *this, it->second));
+        return;
+      }
+      const Op& producer = graph().op(inputs.front());
+      require_single_consumer(producer, x);
+      return lower_chain(Chain{producer, &x, fix, fp_out, mode, out});
+    }
+    lower_chain(Chain{x, nullptr, fix, fp_out, mode, out});
+  }
+
+  void lower_chain(const Chain& chain) {
+    const std::string& type = chain.producer.type;
+    if (type == "conv2d" || type == "depthwise-conv2d") return add(make_conv(chain, *this));
+    if (type == "matmul" || type == "inner-product") return add(make_matmul(chain, *this));
+    if (type == "add") return add(make_add(chain, *this));
+    if (type == "mul") return add(make_mul(chain, *this));
+    if (type == "maxpool2d") return add(make_maxpool(chain, *this));
+    if (type == "avgpool2d") return add(make_avgpool(chain, *this, chain.producer, nullptr));
+    if (type == "concat") return add(make_concat(chain, *this));
+    if (type == "softmax") return add(make_softmax(chain, *this));
+    if (type == "layernorm") return add(make_layernorm(chain, *this));
+    if (is_activation(type))
+      fail(chain.producer, "an activation over an unfixed tensor cannot feed another activation");
+    fail(chain.producer, "the ref backend cannot run this op before a fix");
+  }
+
+  // Layout ops over fixed tensors move int8 values and keep the fix_point; over float
+  // consts (the `stack` of shape constants feeding a reshape) they carry no data.
+  void lower_layout(const Op& op) {
+    const auto& inputs = op.producers("input");
+    bool all_const = !inputs.empty();
+    for (const auto& name : inputs) all_const = all_const && raw_const(name).has_value();
+    if (all_const) return;
+    if (inputs.empty()) fail(op, "has no input");
+    std::vector<SlotId> in;
+    for (std::size_t i = 0; i < inputs.size(); ++i) in.push_back(arg_slot(op, "input", i));
+    if (op.type != "stack" && in.size() != 1) fail(op, "needs exactly one input");
+    const SlotId out = new_slot(op.name, op.output.shape, plan_.slots[in.front()].fix_point);
+    fixed_[op.name] = out;
+    add(op.type == "stack" ? make_stack(op, in, out, *this)
+                           : make_layout(op, in.front(), out, *this));
+  }
+
+  // Weights: q = value * 2^fix_point must be an int8 exactly (the quantizer stores
+  // q * 2^-fix_point as float32); anything else means the file is not quantized.
+  void quantize_const(const Op& constant, const Op& fix, SlotId out) {
+    const std::vector<float> values = const_values(constant);
+    QTensor& t = plan_.slots[out];
+    if (values.size() != t.data.size())
+      fail(fix, "shape " + shape_text(t.shape) + " differs from const '" + constant.name +
+                    "' with " + std::to_string(values.size()) + " values");
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const double q = std::ldexp(double{values[i]}, t.fix_point);
+      if (q != std::nearbyint(q) || q < -128.0 || q > 127.0)
+        fail(constant, "value " + std::to_string(values[i]) + " at index " + std::to_string(i) +
+                           " is not an int8 times 2^-" + std::to_string(t.fix_point) + " (fix '" +
+                           fix.name + "')");
+      t.data[i] = static_cast<std::int8_t>(q);
+    }
+  }
+
+  void add(std::unique_ptr<Kernel> kernel) { plan_.kernels.push_back(std::move(kernel)); }
+
+  Plan plan_;
+  std::unordered_map<std::string, SlotId> fixed_;        // op name -> its int8 value
+  std::unordered_map<std::string, SlotId> input_slots_;  // data op name -> its fix's slot
+};
+
+}  // namespace
+
+Plan lower_graph(const Graph& graph) {
+  validate(graph);
+  return Planner(graph).run();
+}
+
+}  // namespace dpushard::ref

@@ -1,0 +1,13 @@
+#pragma once
+// The `ref` backend: plain loops computing the DPU's exact integer arithmetic, the
+// definition every other backend is checked against (docs/numerics.md).
+
+#include <memory>
+
+#include "dpushard/backend.hpp"
+
+namespace dpushard {
+
+std::unique_ptr<Backend> make_ref_backend(const BackendOptions& options);
+
+}  // namespace dpushard

@@ -1,0 +1,170 @@
+// `dpushard exec` run as a user would: the built binary on the real ResNet-20 fixture, its
+// exit code, one JSON object on stdout, one error line on stderr for bad input.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "dpushard/tensor.hpp"
+#include "xmodel/fixtures.hpp"
+
+namespace dpushard {
+namespace {
+
+using nlohmann::json;
+using ::testing::AllOf;
+using testing::fixture;
+using ::testing::HasSubstr;
+using testing::ScratchDir;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+Result run_cli(const ScratchDir& dir, const std::string& args) {
+  const auto out = dir / "stdout.txt";
+  const auto err = dir / "stderr.txt";
+  const std::string command = quoted(DPUSHARD_CLI) + " " + args + " >" + quoted(out.string()) +
+                              " 2>" + quoted(err.string());
+  const int status = std::system(command.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = testing::read_bytes(out);
+  r.err = testing::read_bytes(err);
+  return r;
+}
+
+std::string resnet() { return quoted(fixture(testing::kResNetInt).string()); }
+
+// A version 1.0 .npy with the header padded to 64 bytes, as NumPy writes it.
+std::string npy(const std::string& descr, const std::string& shape, const std::string& data) {
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string bytes = "\x93NUMPY";
+  bytes += '\x01';
+  bytes += '\x00';
+  bytes += static_cast<char>(header.size() & 0xFF);
+  bytes += static_cast<char>(header.size() >> 8);
+  return bytes + header + data;
+}
+
+json exec_json(const ScratchDir& dir, const std::string& args) {
+  const Result r = run_cli(dir, "exec " + resnet() + " --json " + args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out);  // throws (and fails the test) unless stdout is one JSON value
+}
+
+TEST(CliExec, ResNet20JsonIsCompleteAndStable) {
+  ScratchDir dir;
+  const json a = exec_json(dir, "--seed 3 --repeat 3");
+  EXPECT_EQ(a["file"], fixture(testing::kResNetInt).string());
+  EXPECT_EQ(a["backend"], "ref");
+  EXPECT_EQ(a["threads"], 1);
+  EXPECT_EQ(a["repeat"], 3);
+  EXPECT_EQ(a["frames"], 3);
+  ASSERT_EQ(a["inputs"].size(), 1u);
+  EXPECT_EQ(a["inputs"][0]["name"], "CifarResNet__input_0_fix");
+  EXPECT_EQ(a["inputs"][0]["shape"], json({1, 32, 32, 3}));
+  EXPECT_EQ(a["inputs"][0]["fix_point"], 5);
+  ASSERT_EQ(a["outputs"].size(), 1u);
+  const json& out = a["outputs"][0];
+  EXPECT_EQ(out["shape"], json({1, 10}));
+  EXPECT_EQ(out["fix_point"], 2);
+  EXPECT_EQ(out["sha256"].get<std::string>().size(), 64u);
+  ASSERT_EQ(out["top5"].size(), 5u);
+  for (std::size_t i = 1; i < 5; ++i)
+    EXPECT_GE(out["top5"][i - 1]["value"].get<double>(), out["top5"][i]["value"].get<double>());
+  const auto& latency = a["latency_ms"];
+  EXPECT_LE(latency["min"].get<double>(), latency["median"].get<double>());
+  EXPECT_LE(latency["median"].get<double>(), latency["max"].get<double>());
+
+  // The input is random_qtensor(name, shape, fp, seed): its hash is reproducible here.
+  EXPECT_EQ(a["inputs"][0]["sha256"],
+            sha256_hex(random_qtensor("CifarResNet__input_0_fix", {1, 32, 32, 3}, 5, 3)));
+  const json b = exec_json(dir, "--seed 3");
+  EXPECT_EQ(b["outputs"][0]["sha256"], out["sha256"]);
+  EXPECT_EQ(b["inputs"][0]["sha256"], a["inputs"][0]["sha256"]);
+  const json c = exec_json(dir, "--seed 4");
+  EXPECT_NE(c["inputs"][0]["sha256"], a["inputs"][0]["sha256"]);
+}
+
+TEST(CliExec, HumanOutputGoesToStderr) {
+  ScratchDir dir;
+  const Result r = run_cli(dir, "exec " + resnet());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_THAT(r.err, AllOf(HasSubstr("on ref"), HasSubstr("top5"), HasSubstr("sha256")));
+}
+
+TEST(CliExec, NpyInputsInt8AndFloat32) {
+  ScratchDir dir;
+  const QTensor q = random_qtensor("CifarResNet__input_0_fix", {1, 32, 32, 3}, 5, 11);
+  const std::string shape = "(1, 32, 32, 3)";
+  testing::write_bytes(dir / "x8.npy",
+                       npy("|i1", shape, std::string(q.data.begin(), q.data.end())));
+  // The same values as float32 q * 2^-5: quantizing them gives q back exactly.
+  std::string floats;
+  for (auto v : q.data) {
+    const float f = static_cast<float>(v) / 32.0f;
+    char raw[4];
+    std::memcpy(raw, &f, 4);
+    floats.append(raw, 4);
+  }
+  testing::write_bytes(dir / "xf.npy", npy("<f4", shape, floats));
+  const json a = exec_json(dir, "--input " + quoted((dir / "x8.npy").string()));
+  const json b = exec_json(dir, "--input " + quoted((dir / "xf.npy").string()));
+  EXPECT_EQ(a["inputs"][0]["sha256"], sha256_hex(q));
+  EXPECT_EQ(b["inputs"][0]["sha256"], sha256_hex(q));
+  EXPECT_EQ(a["outputs"][0]["sha256"], b["outputs"][0]["sha256"]);
+}
+
+TEST(CliExec, BadNpyIsOneLineNamingTheFile) {
+  ScratchDir dir;
+  const auto check = [&](const std::string& name, const std::string& bytes,
+                         const std::string& problem) {
+    testing::write_bytes(dir / name, bytes);
+    const Result r = run_cli(dir, "exec " + resnet() + " --input " + quoted((dir / name).string()));
+    EXPECT_EQ(r.exit_code, 1) << name;
+    EXPECT_THAT(r.err, AllOf(HasSubstr(name), HasSubstr(problem)));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(r.out.empty());
+  };
+  check("garbage.npy", "this is not numpy", "bad magic");
+  check("shape.npy", npy("|i1", "(1, 2)", "ab"), "does not match");
+  check("dtype.npy", npy("<f8", "(1,)", "12345678"), "dtype '<f8'");
+  check("short.npy", npy("|i1", "(1, 32, 32, 3)", "abc"), "data bytes");
+  std::string fortran = npy("|i1", "(1, 32, 32, 3)", std::string(3072, 'x'));
+  fortran.replace(fortran.find("False"), 5, "True ");
+  check("fortran.npy", fortran, "Fortran");
+}
+
+TEST(CliExec, BadBackendAndOptions) {
+  ScratchDir dir;
+  const Result r = run_cli(dir, "exec " + resnet() + " --backend gpu");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("'gpu'"), HasSubstr("ref")));
+  EXPECT_NE(run_cli(dir, "exec " + resnet() + " --seed 1 --input x.npy").exit_code, 0);
+  EXPECT_NE(run_cli(dir, "exec " + resnet() + " --repeat 0").exit_code, 0);
+  const Result missing = run_cli(dir, "exec " + quoted((dir / "none.xmodel").string()));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("none.xmodel"));
+}
+
+}  // namespace
+}  // namespace dpushard
