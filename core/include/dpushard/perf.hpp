@@ -1,0 +1,142 @@
+#pragma once
+// The timing model of a DPU target (KV260's DPUCZDX8G B4096 shipped): per-op cycles from
+// the engine's parallelism with channel and pixel padding, DDR traffic, the ops the
+// compiler would leave on the CPU with their Cortex-A53 cost, subgraph and frame
+// overheads. Used by `dpushard predict`, the `sim` backend and the planner's cost model.
+// The model and its calibration are described in docs/perf.md.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dpushard/graph.hpp"
+
+namespace dpushard {
+
+// A target is data: a YAML file (targets/kv260_b4096.yaml) whose fields map one to one
+// onto this struct. Every field is required; see docs/perf.md for what each one means.
+struct Target {
+  std::string name;  // "kv260"
+  std::string arch;  // "DPUCZDX8G_ISA1_B4096"
+
+  // DPU engine.
+  double clock_mhz = 0;
+  std::int64_t pixel_parallelism = 0;           // output pixels along the width per cycle
+  std::int64_t input_channel_parallelism = 0;   // ICP
+  std::int64_t output_channel_parallelism = 0;  // OCP
+  // The ALU engine (depthwise conv, pooling, eltwise): output pixels per cycle, with ICP
+  // channels each (PG338: depthwise parallelism is half the pixel parallelism).
+  std::int64_t alu_pixel_parallelism = 0;
+  bool channel_augmentation = false;  // narrow inputs pack kw*ic into the ICP lanes
+  double compute_efficiency = 0;      // achieved fraction of padded peak (calibrated)
+
+  // DDR.
+  double ddr_bandwidth_gbps = 0;  // theoretical, GB/s (1e9 bytes)
+  double ddr_efficiency = 0;      // achievable fraction
+
+  // Overheads.
+  double per_subgraph_us = 0;  // each DPU or CPU subgraph launch of a frame
+  double per_frame_us = 0;     // host work per frame not hidden by several threads
+
+  // CPU fallback (Cortex-A53).
+  std::string cpu_name;
+  double cpu_float_gops = 0;     // float throughput of the CPU fallback kernels
+  double boundary_slowdown = 0;  // trailing convs moved to the CPU by a fix-less output
+
+  // DPU limits (UG1414 / VITIS_AI.md section 4); ops beyond them run on the CPU.
+  std::int64_t kernel_min = 0, kernel_max = 0;
+  std::int64_t stride_min = 0, stride_max = 0;
+  std::int64_t max_kernel_icgroups = 0;  // kw * kh * ceil(ic / ICP)
+  std::int64_t max_output_channels = 0;
+  double leaky_alpha = 0;            // the only LeakyReLU slope the DPU runs
+  std::vector<std::string> cpu_ops;  // op types that always run on the CPU
+
+  std::int64_t peak_macs_per_cycle() const {
+    return pixel_parallelism * input_channel_parallelism * output_channel_parallelism;
+  }
+};
+
+// Parses a target YAML document. Errors are one line naming `origin` and the field
+// ("kv260.yaml: field 'dpu.clock_mhz' is missing").
+Target parse_target(std::string_view yaml_text, const std::string& origin);
+Target load_target(const std::filesystem::path& path);
+// Targets compiled into the binary ("kv260"), so no source tree is needed at run time.
+std::vector<std::string> builtin_target_names();
+std::string_view builtin_target_yaml(std::string_view name);  // throws listing the names
+Target builtin_target(std::string_view name);
+// A built-in name or, when it names an existing file, that YAML file.
+Target resolve_target(std::string_view name_or_file);
+
+enum class Engine { Dpu, Cpu };  // where an op runs
+enum class Bound { Compute, Memory, Cpu };
+
+std::string_view engine_name(Engine e);  // "DPU", "CPU"
+std::string_view bound_name(Bound b);    // "compute", "memory", "cpu"
+
+// One op that costs time. Ops that cost nothing on their own (fix, data, const, layout
+// ops, nonlinears fused into their producer) do not appear.
+struct OpTiming {
+  std::string op;
+  std::string type;
+  Engine engine = Engine::Dpu;
+  std::string cpu_reason;        // why the compiler would put it on the CPU
+  std::int64_t macs = 0;         // useful multiply-accumulates (or element ops)
+  std::int64_t padded_macs = 0;  // MAC slots the engine spends, padding included
+  std::int64_t cycles = 0;       // DPU cycles at full efficiency (compute side)
+  std::int64_t bytes = 0;        // DDR traffic: weights + input + output feature maps
+  double compute_ms = 0;         // cycles / (clock * efficiency), or the CPU time
+  double memory_ms = 0;          // bytes / effective DDR bandwidth
+  double ms = 0;                 // max(compute, memory) on the DPU; the CPU time otherwise
+  Bound bound = Bound::Compute;
+};
+
+struct Prediction {
+  std::string target;
+  std::vector<OpTiming> ops;  // in execution order
+  int dpu_subgraphs = 0;
+  int cpu_subgraphs = 0;
+  std::int64_t macs = 0;        // all useful MACs (DPU and CPU)
+  std::int64_t dpu_cycles = 0;  // compute cycles of the DPU ops
+  std::int64_t ddr_bytes = 0;   // DDR traffic of the DPU ops per frame
+  double dpu_ms = 0;            // DPU ops + DPU subgraph overheads
+  double cpu_ms = 0;            // CPU ops + CPU subgraph overheads
+  double host_ms = 0;           // per-frame host overhead
+  double frame_ms = 0;          // dpu + cpu: steady state with several threads
+  double latency_ms = 0;        // frame + host: one thread, one frame at a time
+  double fps = 0;               // 1000 / frame_ms
+  double dpu_share = 0;         // dpu_ms / frame_ms
+};
+
+struct PredictOptions {
+  // Overrides the target's boundary_slowdown (the split oracle may carry its own factor).
+  std::optional<double> boundary_slowdown;
+};
+
+// Predicts one frame of an `_int` graph, a fragment of one, or a compiled xmodel (its
+// `*-fix` ops and subgraph placement). Throws dpushard::Error naming an op whose shapes
+// cannot be read.
+Prediction predict(const Graph& graph, const Target& target, const PredictOptions& options = {});
+
+// The planner's cost model: modeled time of one frame of `fragment` on `target`, in ms
+// (frame_ms: the node's steady-state time per frame).
+double predict_fragment_ms(const Graph& fragment, const Target& target,
+                           const PredictOptions& options = {});
+
+// Time of one op alone, for cost models that place ops themselves (the planner). With no
+// `engine`, the op goes where the target's limits put it; otherwise where asked (an op
+// the DPU cannot run is priced on the CPU all the same, with its cpu_reason). nullopt for
+// ops that cost nothing (fix, layout, fused nonlinears, weights). Subgraph and frame
+// overheads are not included. A CPU conv is priced at the CPU's float rate; the
+// boundary penalty is a fragment-level rule applied by predict().
+std::optional<OpTiming> time_op(const Graph& graph, const Op& op, const Target& target,
+                                std::optional<Engine> engine = std::nullopt);
+
+// The calibration procedure (docs/perf.md): the compute_efficiency that makes `graph`
+// run at `fps` on `target` (all other fields kept). Throws when no efficiency in (0, 1]
+// reaches it.
+double calibrate_compute_efficiency(const Graph& graph, const Target& target, double fps);
+
+}  // namespace dpushard

@@ -1,0 +1,151 @@
+// The `sim` backend: frames take the KV260 timing model's time (see dpushard/sim_backend.hpp
+// for how concurrent frames share the modeled engine).
+
+#include "dpushard/sim_backend.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dpushard/error.hpp"
+
+namespace dpushard {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Clock::duration from_ms(double ms) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms));
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+// Shape-only outputs in graph.outputs() order, as the ref backend names them.
+std::vector<QTensor> output_placeholders(const Graph& graph) {
+  std::vector<QTensor> outputs;
+  for (const Op* op : graph.outputs()) {
+    QTensor t;
+    t.name = op->name;
+    t.shape = op->output.shape;
+    t.fix_point = fix_point_of(graph, op->name).value_or(0);
+    t.data.assign(static_cast<std::size_t>(op->output.element_count()), 0);
+    t.computed = false;
+    outputs.push_back(std::move(t));
+  }
+  return outputs;
+}
+
+class SimBackend final : public Backend {
+ public:
+  explicit SimBackend(BackendOptions options) : options_(std::move(options)) {}
+
+  std::string_view name() const override { return "sim"; }
+
+  void load(const Graph& graph) override {
+    target_ = resolve_target(options_.sim_target);
+    prediction_ = predict(graph, target_);
+    input_specs_ = input_specs(graph);
+    placeholders_ = output_placeholders(graph);
+    engine_time_ = from_ms(prediction_.frame_ms);
+    host_time_ = from_ms(prediction_.host_ms);
+    numerics_.reset();
+    if (options_.sim_numerics) {
+      BackendOptions inner = options_;
+      inner.sim_numerics = false;
+      const auto names = backend_names();
+      const bool has_cpu = std::find(names.begin(), names.end(), "cpu") != names.end();
+      numerics_ = make_backend(has_cpu ? "cpu" : "ref", inner);
+      numerics_->load(graph);
+    }
+    loaded_ = true;
+  }
+
+  std::vector<QTensor> run(const std::vector<QTensor>& inputs) override {
+    const Clock::time_point arrival = Clock::now();
+    if (!loaded_) throw Error("sim: run() before load()");
+    check_inputs(inputs);
+
+    Clock::time_point deadline;
+    {
+      // One modeled engine: a frame starts when the previous one leaves it.
+      const std::lock_guard lock(engine_mutex_);
+      const Clock::time_point start = std::max(arrival, busy_until_);
+      busy_until_ = start + engine_time_;
+      deadline = busy_until_ + host_time_;
+    }
+
+    const bool inputs_computed =
+        std::all_of(inputs.begin(), inputs.end(), [](const QTensor& t) { return t.computed; });
+    std::vector<QTensor> outputs;
+    if (numerics_ && inputs_computed) {
+      const std::lock_guard lock(numerics_mutex_);
+      outputs = numerics_->run(inputs);
+    } else {
+      outputs = placeholders_;  // garbage in would be garbage out: claim nothing
+    }
+    std::this_thread::sleep_until(deadline);
+    return outputs;
+  }
+
+  const Prediction& prediction() const {
+    if (!loaded_) throw Error("sim: no graph loaded");
+    return prediction_;
+  }
+
+ private:
+  void check_inputs(const std::vector<QTensor>& inputs) const {
+    if (inputs.size() != input_specs_.size())
+      throw Error("sim: got " + std::to_string(inputs.size()) + " inputs, the graph has " +
+                  std::to_string(input_specs_.size()));
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const QTensor& spec = input_specs_[i];
+      const QTensor& in = inputs[i];
+      if (in.shape != spec.shape)
+        throw Error("sim: input '" + spec.name + "' has shape " + shape_text(in.shape) +
+                    ", expected " + shape_text(spec.shape));
+      if (in.fix_point != spec.fix_point)
+        throw Error("sim: input '" + spec.name + "' has fix_point " + std::to_string(in.fix_point) +
+                    ", expected " + std::to_string(spec.fix_point));
+      if (static_cast<std::int64_t>(in.data.size()) != spec.element_count())
+        throw Error("sim: input '" + spec.name + "' holds " + std::to_string(in.data.size()) +
+                    " values, its shape needs " + std::to_string(spec.element_count()));
+    }
+  }
+
+  BackendOptions options_;
+  Target target_;
+  Prediction prediction_;
+  std::vector<QTensor> input_specs_;
+  std::vector<QTensor> placeholders_;
+  Clock::duration engine_time_{};
+  Clock::duration host_time_{};
+  std::unique_ptr<Backend> numerics_;
+  bool loaded_ = false;
+
+  std::mutex engine_mutex_;
+  Clock::time_point busy_until_{};
+  std::mutex numerics_mutex_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_sim_backend(const BackendOptions& options) {
+  return std::make_unique<SimBackend>(options);
+}
+
+void register_sim_backend() { register_backend("sim", &make_sim_backend); }
+
+const Prediction& sim_prediction(const Backend& backend) {
+  const auto* sim = dynamic_cast<const SimBackend*>(&backend);
+  if (sim == nullptr) throw Error("backend '" + std::string(backend.name()) + "' is not sim");
+  return sim->prediction();
+}
+
+}  // namespace dpushard

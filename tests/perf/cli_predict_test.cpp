@@ -1,0 +1,130 @@
+// `dpushard predict` as a user runs it: the built binary, its exit code, one JSON object on
+// stdout, one error line on stderr.
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "dpushard/perf.hpp"
+#include "dpushard/xmodel.hpp"
+#include "perf/resnets.hpp"
+#include "xmodel/fixtures.hpp"
+
+namespace dpushard {
+namespace {
+
+using nlohmann::json;
+using testing::fixture;
+using testing::ScratchDir;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+Result run_cli(const ScratchDir& dir, const std::string& args) {
+  const auto out = dir / "stdout.txt";
+  const auto err = dir / "stderr.txt";
+  const std::string command = quoted(DPUSHARD_CLI) + " " + args + " >" + quoted(out.string()) +
+                              " 2>" + quoted(err.string());
+  const int status = std::system(command.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = testing::read_bytes(out);
+  r.err = testing::read_bytes(err);
+  return r;
+}
+
+TEST(CliPredict, CompiledMobileNetJson) {
+  ScratchDir dir;
+  const Result r =
+      run_cli(dir, "predict " + quoted(fixture(testing::kMobileNetKv260).string()) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["target"], "kv260");
+  EXPECT_EQ(j["compiled"], true);
+  EXPECT_GT(j["fps"].get<double>(), 0);
+  EXPECT_NEAR(j["fps"].get<double>(), 1000.0 / j["frame_ms"].get<double>(), 1e-6);
+  EXPECT_EQ(j["dpu_subgraphs"], 1);
+  EXPECT_GT(j["compiler_workload"].get<long long>(), 0);
+  ASSERT_FALSE(j["ops"].empty());
+  const json& op = j["ops"][0];
+  for (const char* key :
+       {"op", "type", "engine", "bound", "cycles", "ms", "compute_ms", "memory_ms"})
+    EXPECT_TRUE(op.contains(key)) << key;
+  EXPECT_TRUE(j["cpu_ops"].empty());
+}
+
+TEST(CliPredict, HumanOutputGoesToStderr) {
+  ScratchDir dir;
+  const Result r = run_cli(dir, "predict " + quoted(fixture(testing::kResNetInt).string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find("fps"), std::string::npos);
+  EXPECT_NE(r.err.find("compute"), std::string::npos);
+}
+
+TEST(CliPredict, CalibrationProcedureFromTheCommandLine) {
+  ScratchDir dir;
+  const auto model = dir / "resnet50_int.xmodel";
+  write_xmodel(testing::make_resnet50(), model);
+  const Result r =
+      run_cli(dir, "predict " + quoted(model.string()) + " --calibrate-fps 89.34 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const Target shipped = load_target(DPUSHARD_SOURCE_DIR "/targets/kv260_b4096.yaml");
+  EXPECT_NEAR(j["compute_efficiency"].get<double>(), shipped.compute_efficiency, 0.005);
+
+  const Result p = run_cli(dir, "predict " + quoted(model.string()) + " --json");
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NEAR(json::parse(p.out)["fps"].get<double>(), 89.34, 0.02 * 89.34);
+}
+
+// Opt-in (DPUSHARD_SLOW_TESTS=1, needs Debian's python3-torch): the calibration point
+// through the real path, torchvision's resnet50 exported to ONNX and `dpushard import`ed.
+TEST(CliPredictSlow, ImportedTorchvisionResNet50MatchesTheCalibration) {
+  const char* slow = std::getenv("DPUSHARD_SLOW_TESTS");
+  if (slow == nullptr || std::string(slow) != "1") GTEST_SKIP() << "set DPUSHARD_SLOW_TESTS=1";
+  ScratchDir dir;
+  const std::string script = DPUSHARD_SOURCE_DIR "/tests/onnx/make_models.py";
+  const std::string export_cmd = "/usr/bin/python3 " + quoted(script) + " torchvision resnet50 " +
+                                 quoted(dir.path().string()) + " --size 224 >/dev/null 2>&1";
+  if (std::system(export_cmd.c_str()) != 0) GTEST_SKIP() << "torch/torchvision unavailable";
+  const auto model = dir / "resnet50_int.xmodel";
+  const Result imported = run_cli(dir, "import " + quoted((dir / "model.onnx").string()) +
+                                           " --calib-random 2 -o " + quoted(model.string()));
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const Result p = run_cli(dir, "predict " + quoted(model.string()) + " --json");
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NEAR(json::parse(p.out)["fps"].get<double>(), 89.34, 0.02 * 89.34);
+}
+
+TEST(CliPredict, TargetFileErrorsNameTheField) {
+  ScratchDir dir;
+  const auto bad = dir / "bad.yaml";
+  testing::write_bytes(bad, "name: x\ndpu:\n  arch: y\n");
+  const Result r = run_cli(dir, "predict " + quoted(fixture(testing::kResNetInt).string()) +
+                                    " --target-file " + quoted(bad.string()) + " --json");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find("dpu.clock_mhz"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // one line
+
+  const Result unknown =
+      run_cli(dir, "predict " + quoted(fixture(testing::kResNetInt).string()) + " --target zcu999");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.err.find("kv260"), std::string::npos) << unknown.err;
+}
+
+}  // namespace
+}  // namespace dpushard

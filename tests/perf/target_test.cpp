@@ -1,0 +1,116 @@
+// Targets are data: the shipped KV260 file, and bad files rejected with one line naming the
+// field.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "dpushard/error.hpp"
+#include "dpushard/perf.hpp"
+#include "xmodel/fixtures.hpp"
+
+namespace dpushard {
+namespace {
+
+std::string shipped_text() {
+  return testing::read_bytes(DPUSHARD_SOURCE_DIR "/targets/kv260_b4096.yaml");
+}
+
+// The error message parse_target gives for `text`, or "" when it parses.
+std::string error_of(const std::string& text) {
+  try {
+    parse_target(text, "bad.yaml");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string replaced(const std::string& pattern, const std::string& with) {
+  const std::string text = shipped_text();
+  std::string out = std::regex_replace(text, std::regex(pattern), with);
+  EXPECT_NE(out, text) << "pattern " << pattern << " not in the shipped file";
+  return out;
+}
+
+TEST(Target, ShippedKv260IsB4096At300MHz) {
+  const Target t = load_target(DPUSHARD_SOURCE_DIR "/targets/kv260_b4096.yaml");
+  EXPECT_EQ(t.name, "kv260");
+  EXPECT_DOUBLE_EQ(t.clock_mhz, 300);
+  EXPECT_EQ(t.pixel_parallelism, 8);
+  EXPECT_EQ(t.input_channel_parallelism, 16);
+  EXPECT_EQ(t.output_channel_parallelism, 16);
+  EXPECT_EQ(2 * t.peak_macs_per_cycle(), 4096);  // B4096
+  EXPECT_DOUBLE_EQ(t.ddr_bandwidth_gbps, 19.2);
+  EXPECT_EQ(t.kernel_min, 1);
+  EXPECT_EQ(t.kernel_max, 16);
+  EXPECT_EQ(t.stride_max, 8);
+  EXPECT_EQ(t.max_kernel_icgroups, 2048);
+  EXPECT_EQ(t.max_output_channels, 4096);
+  EXPECT_DOUBLE_EQ(t.leaky_alpha, 0.1);
+  EXPECT_GT(t.compute_efficiency, 0.0);
+  EXPECT_LE(t.compute_efficiency, 1.0);
+}
+
+TEST(Target, ResolvesNamesAndFiles) {
+  EXPECT_EQ(resolve_target("kv260").name, "kv260");
+  EXPECT_EQ(resolve_target(DPUSHARD_SOURCE_DIR "/targets/kv260_b4096.yaml").name, "kv260");
+  EXPECT_EQ(builtin_target_names(), std::vector<std::string>{"kv260"});
+  try {
+    resolve_target("zcu999");
+    FAIL() << "unknown target accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kv260"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_target("/nonexistent/t.yaml"), Error);
+}
+
+void expect_one_line_naming(const std::string& message, const std::string& field,
+                            const std::string& what) {
+  EXPECT_NE(message.find("bad.yaml"), std::string::npos) << message;
+  EXPECT_NE(message.find("'" + field + "'"), std::string::npos) << message;
+  EXPECT_NE(message.find(what), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+TEST(TargetErrors, MissingFieldIsNamed) {
+  expect_one_line_naming(error_of(replaced("  clock_mhz: 300[^\n]*\n", "")), "dpu.clock_mhz",
+                         "missing");
+  expect_one_line_naming(error_of(replaced("\ncpu:\n", "\ncpu_typo:\n")), "cpu.name", "missing");
+  expect_one_line_naming(error_of(replaced("  alu_pixel_parallelism: 4\n", "")),
+                         "dpu.alu_pixel_parallelism", "missing");
+}
+
+TEST(TargetErrors, BadTypeIsNamedWithItsLine) {
+  const std::string msg = error_of(replaced("clock_mhz: 300", "clock_mhz: fast"));
+  expect_one_line_naming(msg, "dpu.clock_mhz", "must be a number");
+  EXPECT_NE(msg.find("(line "), std::string::npos) << msg;
+  expect_one_line_naming(error_of(replaced("pixel_parallelism: 8", "pixel_parallelism: 8.5")),
+                         "dpu.pixel_parallelism", "integer");
+  expect_one_line_naming(
+      error_of(replaced("channel_augmentation: true", "channel_augmentation: 3")),
+      "dpu.channel_augmentation", "true or false");
+  expect_one_line_naming(error_of(replaced("kernel: \\[1, 16\\]", "kernel: [1]")), "limits.kernel",
+                         "[min, max]");
+  expect_one_line_naming(error_of(replaced("cpu_ops: \\[[^\n]*\\]", "cpu_ops: softmax")),
+                         "limits.cpu_ops", "list");
+}
+
+TEST(TargetErrors, OutOfRangeIsNamed) {
+  expect_one_line_naming(
+      error_of(replaced("compute_efficiency: [0-9.]+", "compute_efficiency: 1.5")),
+      "dpu.compute_efficiency", "outside");
+  expect_one_line_naming(error_of(replaced("\n  efficiency: 0.7", "\n  efficiency: -1")),
+                         "memory.efficiency", "outside");
+}
+
+TEST(TargetErrors, NotYamlOrNotAMapping) {
+  EXPECT_NE(error_of("dpu: [1, 2").find("not valid YAML"), std::string::npos);
+  EXPECT_NE(error_of("- 1\n- 2\n").find("mapping"), std::string::npos);
+  EXPECT_EQ(error_of(shipped_text()), "");
+}
+
+}  // namespace
+}  // namespace dpushard

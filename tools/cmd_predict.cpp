@@ -1,0 +1,194 @@
+// dpushard predict FILE.xmodel: the modeled time of one frame on a DPU target (KV260 B4096
+// by default): DPU time, fps, per-op cycles and bound, the ops left on the CPU with their
+// Cortex-A53 cost, and the DPU's share. Works on `_int` models, fragments and compiled files.
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "dpushard/error.hpp"
+#include "dpushard/perf.hpp"
+#include "dpushard/shape.hpp"
+#include "dpushard/xmodel.hpp"
+
+namespace dpushard::cli {
+namespace {
+
+struct PredictArgs {
+  std::string file;
+  std::string target = "kv260";
+  std::string target_file;
+  bool json = false;
+  double calibrate_fps = 0;
+  double boundary_slowdown = 0;
+  int top = 0;
+};
+
+// `_int` files written by other tools may omit shapes; compiled files always carry them.
+Graph load_model(const std::string& path) {
+  Graph graph = read_xmodel(path);
+  if (!is_compiled(graph)) {
+    bool missing = false;
+    for (const Op& op : graph.ops()) missing |= op.output.shape.empty();
+    if (missing) infer_shapes(graph);
+  }
+  return graph;
+}
+
+// The compiler's own op count (2 x MACs + bias adds) when the file is compiled.
+std::optional<std::int64_t> compiler_workload(const Graph& graph) {
+  if (!graph.root()) return std::nullopt;
+  std::int64_t total = 0;
+  bool found = false;
+  for (const auto& child : graph.root()->children) {
+    if (child.device() != "DPU") continue;
+    const std::int64_t w = int_attr(child.attrs, "workload", -1);
+    if (w >= 0) {
+      total += w;
+      found = true;
+    }
+  }
+  return found ? std::optional(total) : std::nullopt;
+}
+
+nlohmann::json op_json(const OpTiming& t) {
+  nlohmann::json j = {{"op", t.op},
+                      {"type", t.type},
+                      {"engine", engine_name(t.engine)},
+                      {"bound", bound_name(t.bound)},
+                      {"ms", t.ms},
+                      {"macs", t.macs},
+                      {"bytes", t.bytes}};
+  if (t.engine == Engine::Dpu) {
+    j["cycles"] = t.cycles;
+    j["padded_macs"] = t.padded_macs;
+    j["compute_ms"] = t.compute_ms;
+    j["memory_ms"] = t.memory_ms;
+  } else {
+    j["cpu_reason"] = t.cpu_reason;
+  }
+  return j;
+}
+
+nlohmann::json prediction_json(const PredictArgs& a, const Graph& graph, const Target& target,
+                               const Prediction& p) {
+  nlohmann::json ops = nlohmann::json::array();
+  nlohmann::json cpu_ops = nlohmann::json::array();
+  for (const auto& t : p.ops) {
+    ops.push_back(op_json(t));
+    if (t.engine == Engine::Cpu)
+      cpu_ops.push_back({{"op", t.op}, {"type", t.type}, {"ms", t.ms}, {"reason", t.cpu_reason}});
+  }
+  nlohmann::json j = {{"file", a.file},
+                      {"target", target.name},
+                      {"arch", target.arch},
+                      {"compiled", is_compiled(graph)},
+                      {"fps", p.fps},
+                      {"frame_ms", p.frame_ms},
+                      {"latency_ms", p.latency_ms},
+                      {"fps_one_thread", p.latency_ms > 0 ? 1000.0 / p.latency_ms : 0.0},
+                      {"dpu_ms", p.dpu_ms},
+                      {"cpu_ms", p.cpu_ms},
+                      {"host_ms", p.host_ms},
+                      {"dpu_share", p.dpu_share},
+                      {"dpu_subgraphs", p.dpu_subgraphs},
+                      {"cpu_subgraphs", p.cpu_subgraphs},
+                      {"macs", p.macs},
+                      {"dpu_cycles", p.dpu_cycles},
+                      {"ddr_bytes", p.ddr_bytes},
+                      {"compute_efficiency", target.compute_efficiency},
+                      {"ops", ops},
+                      {"cpu_ops", cpu_ops}};
+  if (const auto w = compiler_workload(graph)) j["compiler_workload"] = *w;
+  return j;
+}
+
+void print_human(const PredictArgs& a, const Graph& graph, const Target& target,
+                 const Prediction& p) {
+  std::FILE* out = stderr;
+  std::fprintf(out, "%s on %s (%s)%s\n", a.file.c_str(), target.name.c_str(), target.arch.c_str(),
+               is_compiled(graph) ? ", compiled" : "");
+  std::fprintf(out, "  frame %.3f ms = DPU %.3f ms + CPU %.3f ms  ->  %.2f fps (several threads)\n",
+               p.frame_ms, p.dpu_ms, p.cpu_ms, p.fps);
+  std::fprintf(out, "  one thread: %.3f ms with %.3f ms host overhead  ->  %.2f fps\n",
+               p.latency_ms, p.host_ms, p.latency_ms > 0 ? 1000.0 / p.latency_ms : 0.0);
+  std::fprintf(out, "  DPU share %.1f %%, %d DPU / %d CPU subgraphs, %s MACs, %s DDR bytes\n",
+               100.0 * p.dpu_share, p.dpu_subgraphs, p.cpu_subgraphs, human_count(p.macs).c_str(),
+               human_count(p.ddr_bytes).c_str());
+  if (const auto w = compiler_workload(graph))
+    std::fprintf(out, "  compiler workload %s ops (model: 2 x MACs = %s)\n",
+                 human_count(*w).c_str(), human_count(2 * p.macs).c_str());
+
+  std::fprintf(out, "\n  %-44s %-18s %-4s %12s %10s %-8s\n", "op", "type", "on", "cycles", "ms",
+               "bound");
+  int shown = 0;
+  for (const auto& t : p.ops) {
+    if (a.top > 0 && shown++ >= a.top) break;
+    std::string name = t.op.size() > 44 ? "..." + t.op.substr(t.op.size() - 41) : t.op;
+    std::fprintf(out, "  %-44s %-18s %-4s %12lld %10.4f %-8s\n", name.c_str(), t.type.c_str(),
+                 std::string(engine_name(t.engine)).c_str(), static_cast<long long>(t.cycles), t.ms,
+                 std::string(bound_name(t.bound)).c_str());
+  }
+  bool header = false;
+  for (const auto& t : p.ops) {
+    if (t.engine != Engine::Cpu) continue;
+    if (!header) std::fprintf(out, "\n  on the CPU (%s):\n", target.cpu_name.c_str());
+    header = true;
+    std::fprintf(out, "  %-44s %10.4f ms  %s\n", t.op.c_str(), t.ms, t.cpu_reason.c_str());
+  }
+}
+
+int run_predict(const PredictArgs& a) {
+  const Target target =
+      a.target_file.empty() ? resolve_target(a.target) : load_target(a.target_file);
+  const Graph graph = load_model(a.file);
+  if (a.calibrate_fps > 0) {
+    const double eff = calibrate_compute_efficiency(graph, target, a.calibrate_fps);
+    if (a.json)
+      print_json({{"file", a.file},
+                  {"target", target.name},
+                  {"fps", a.calibrate_fps},
+                  {"compute_efficiency", eff}});
+    else
+      std::fprintf(stderr, "dpu.compute_efficiency = %.4f makes %s run at %.2f fps on %s\n", eff,
+                   a.file.c_str(), a.calibrate_fps, target.name.c_str());
+    return 0;
+  }
+  PredictOptions options;
+  if (a.boundary_slowdown > 0) options.boundary_slowdown = a.boundary_slowdown;
+  const Prediction p = predict(graph, target, options);
+  if (a.json)
+    print_json(prediction_json(a, graph, target, p));
+  else
+    print_human(a, graph, target, p);
+  return 0;
+}
+
+}  // namespace
+
+Command add_predict_command(CLI::App& app) {
+  auto args = std::make_shared<PredictArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "predict", "Modeled time per frame of a model or fragment on a DPU target");
+  sub->add_option("file", args->file, "An _int, fragment or compiled xmodel")->required();
+  sub->add_option("--target", args->target, "A built-in target (kv260) or a target YAML file")
+      ->capture_default_str();
+  sub->add_option("--target-file", args->target_file, "A target YAML file (see targets/)");
+  sub->add_flag("--json", args->json, "Print one JSON object on stdout");
+  sub->add_option("--top", args->top, "Show only the first N ops in the human table")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--boundary-slowdown", args->boundary_slowdown,
+                  "Override the target's CPU slowdown of trailing convs of fix-less outputs")
+      ->check(CLI::Range(1.0, 1e6));
+  sub->add_option("--calibrate-fps", args->calibrate_fps,
+                  "Instead of predicting, print the dpu.compute_efficiency that makes this model "
+                  "run at FPS (the calibration procedure, docs/perf.md)")
+      ->check(CLI::PositiveNumber);
+  return {sub, [args] { return run_predict(*args); }};
+}
+
+}  // namespace dpushard::cli
