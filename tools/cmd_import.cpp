@@ -1,0 +1,138 @@
+// dpushard import MODEL.onnx: ONNX -> float IR graph -> calibrated power-of-two
+// quantization -> `_int` xmodel (docs/import.md).
+
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "dpushard/error.hpp"
+#include "dpushard/onnx_import.hpp"
+#include "dpushard/quantize.hpp"
+#include "dpushard/xmodel.hpp"
+
+namespace dpushard::cli {
+namespace {
+
+struct ImportOptions {
+  std::string model;
+  std::string calib_dir;
+  int calib_random = 0;
+  std::uint64_t seed = 1;
+  std::string output;
+  bool json = false;
+};
+
+constexpr int kDefaultRandomSamples = 8;
+
+nlohmann::json histogram(const std::map<int, int>& h) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [fp, n] : h) out[std::to_string(fp)] = n;
+  return out;
+}
+
+std::string range_text(const std::map<int, int>& h) {
+  if (h.empty()) return "-";
+  return std::to_string(h.begin()->first) + ".." + std::to_string(h.rbegin()->first);
+}
+
+int run_import(const ImportOptions& o) {
+  if (!o.calib_dir.empty() && o.calib_random > 0)
+    throw Error("import: give --calib or --calib-random, not both");
+  OnnxImport imported = import_onnx(o.model);
+  CalibrationSet calibration;
+  std::string source;
+  if (!o.calib_dir.empty()) {
+    calibration = load_calibration(imported.graph, o.calib_dir);
+    source = "dir";
+  } else {
+    const int n = o.calib_random > 0 ? o.calib_random : kDefaultRandomSamples;
+    if (o.calib_random <= 0 && !o.json)
+      std::cerr << "import: no calibration data given, using " << n
+                << " random inputs (--calib DIR gives better fix points)\n";
+    calibration = random_calibration(imported.graph, n, o.seed);
+    source = "random";
+  }
+  QuantizeReport report;
+  const Graph quantized = quantize(imported.graph, calibration, &report);
+  write_xmodel(quantized, o.output);
+
+  nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
+  for (const auto& in : imported.inputs) {
+    const auto fp = fix_point_of(quantized, in.name + "_fix");
+    inputs.push_back({{"name", in.name},
+                      {"onnx_shape", in.onnx_shape},
+                      {"shape", in.ir_shape},
+                      {"fix_point", fp.value_or(0)}});
+  }
+  for (const Op* out : quantized.outputs())
+    outputs.push_back({{"name", out->name},
+                       {"shape", out->output.shape},
+                       {"fix_point", fix_point_of(quantized, out->name).value_or(0)}});
+  int mapped = 0;
+  for (const auto& [type, n] : imported.mapped_ops) mapped += n;
+  if (o.json) {
+    print_json({{"model", o.model},
+                {"output", o.output},
+                {"opset", imported.opset},
+                {"onnx_nodes", imported.onnx_nodes},
+                {"mapped_nodes", mapped},
+                {"mapped_ops", imported.mapped_ops},
+                {"ir_ops", quantized.size()},
+                {"fix_ops", report.fix_ops},
+                {"parameters", report.parameters},
+                {"calibration",
+                 {{"source", source}, {"samples", report.calibration_samples}, {"seed", o.seed}}},
+                {"fix_points",
+                 {{"activations", histogram(report.activation_fix_points)},
+                  {"weights", histogram(report.weight_fix_points)}}},
+                {"shift_adjustments", report.shift_adjustments},
+                {"inputs", inputs},
+                {"outputs", outputs}});
+    return 0;
+  }
+  std::cerr << "imported " << o.model << " (opset " << imported.opset
+            << "): " << imported.onnx_nodes << " ONNX nodes, " << mapped
+            << " mapped (the rest folded)\n";
+  std::cerr << "  ops:";
+  for (const auto& [type, n] : imported.mapped_ops) std::cerr << " " << type << "x" << n;
+  std::cerr << "\n  " << quantized.size() << " IR ops, " << report.fix_ops << " fix ops, "
+            << human_count(report.parameters) << " parameters\n";
+  std::cerr << "  calibration: " << report.calibration_samples << " " << source << " samples\n";
+  std::cerr << "  fix points: activations " << range_text(report.activation_fix_points)
+            << ", weights " << range_text(report.weight_fix_points) << ", "
+            << report.shift_adjustments << " moved for the shift limits\n";
+  for (const auto& in : inputs)
+    std::cerr << "  input " << in["name"].get<std::string>() << " " << in["shape"].dump()
+              << " fix_point " << in["fix_point"] << "\n";
+  for (const auto& out : outputs)
+    std::cerr << "  output " << out["name"].get<std::string>() << " " << out["shape"].dump()
+              << " fix_point " << out["fix_point"] << "\n";
+  std::cerr << "wrote " << o.output << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Command add_import_command(CLI::App& app) {
+  auto options = std::make_shared<ImportOptions>();
+  ImportOptions& o = *options;
+  CLI::App* sub =
+      app.add_subcommand("import", "Import an ONNX model and quantize it to an int8 _int xmodel");
+  sub->add_option("model", o.model, "The .onnx file (as torch.onnx.export writes it)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  auto* calib =
+      sub->add_option("--calib", o.calib_dir, "Folder of .npy calibration inputs (NCHW or NHWC)");
+  auto* random = sub->add_option("--calib-random", o.calib_random,
+                                 "Calibrate on N random standard-normal inputs")
+                     ->check(CLI::Range(1, 100000));
+  calib->excludes(random);
+  sub->add_option("--seed", o.seed, "Seed of the random calibration inputs")->capture_default_str();
+  sub->add_option("-o,--output", o.output, "The xmodel to write")->required();
+  sub->add_flag("--json", o.json, "Print the summary as one JSON object on stdout");
+  return {sub, [options] { return run_import(*options); }};
+}
+
+}  // namespace dpushard::cli
