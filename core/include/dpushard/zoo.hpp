@@ -15,8 +15,8 @@ namespace dpushard {
 enum class ZooJoin { Concat, Sum };
 
 struct ZooSpec {
-  std::int64_t params = 10'000'000;            // target parameter count, met within 5 %
-  int experts = 3;                             // independent branches (>= 1)
+  std::int64_t params = 10'000'000;                // target parameter count, met within 5 %
+  int experts = 3;                                 // independent branches (>= 1)
   std::array<std::int64_t, 3> input{224, 224, 3};  // H, W, C
   std::uint64_t seed = 1;
   ZooJoin join = ZooJoin::Concat;

@@ -1,0 +1,194 @@
+// The ConvViT family: a convolutional patch stem (two stride-2 3x3 convs, then a 4x4
+// stride-4 conv: 16x16 patches) giving tokens [1, T, D]; K experts of pre-norm transformer
+// blocks (multi-head attention and a GELU MLP, both residual); a join; and a tail with
+// layernorm, mean over tokens, a ReLU pre-logits layer and the classifier.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dpushard/zoo.hpp"
+#include "family.hpp"
+#include "model_builder.hpp"
+#include "moments.hpp"
+#include "size_solver.hpp"
+
+namespace dpushard {
+namespace {
+
+using zoo::Act;
+using zoo::ModelBuilder;
+using zoo::Moments;
+
+constexpr std::int64_t kStem[2] = {32, 64};
+constexpr std::int64_t kPatchKernel = 4;  // after two stride-2 convs: 16x16 patches
+constexpr std::int64_t kMlpRatio = 4;
+constexpr std::int64_t kMaxDim = 4096;
+constexpr std::int64_t kMaxHidden = 16384;
+
+// Deeper experts for bigger per-expert budgets.
+int convvit_depth(std::int64_t params_per_expert) {
+  if (params_per_expert < 2'000'000) return 2;
+  if (params_per_expert < 10'000'000) return 4;
+  if (params_per_expert < 40'000'000) return 6;
+  if (params_per_expert < 120'000'000) return 8;
+  return 12;
+}
+
+// Head size 32 for narrow models, 64 from a width of 256 on.
+std::int64_t head_dim(std::int64_t dim) { return dim < 256 ? 32 : 64; }
+
+struct ConvVitPlan {
+  int blocks = 2;
+  std::int64_t dim = 0;     // token width D
+  std::int64_t hidden = 0;  // MLP hidden width, ideally 4 D
+  std::int64_t tail = 0;
+};
+
+std::int64_t conv_params(std::int64_t kernel, std::int64_t in, std::int64_t out) {
+  return kernel * kernel * in * out + out;
+}
+
+zoo::ShapeCandidate convvit_candidate(const ZooSpec& spec, int blocks, std::int64_t dim,
+                                      std::int64_t hidden) {
+  const std::int64_t stem = conv_params(3, spec.input[2], kStem[0]) +
+                            conv_params(3, kStem[0], kStem[1]) +
+                            conv_params(kPatchKernel, kStem[1], dim);
+  // Two layernorms (2D each), q/k/v/proj (D^2 + D each), fc1 (DH + H), fc2 (HD + D).
+  const std::int64_t block = 4 * dim * dim + 2 * dim * hidden + 9 * dim + hidden;
+  const std::int64_t joined = zoo::joined_channels(spec, dim);
+  zoo::ShapeCandidate c;
+  c.widths = {dim, hidden};
+  c.base = stem + spec.experts * blocks * block + 2 * joined + spec.classes;
+  c.slope = joined + 1 + spec.classes;  // pre-logits weights + bias, classifier row
+  c.tail_nominal = std::max<std::int64_t>(64, dim);
+  c.misfit = std::abs(std::log(static_cast<double>(hidden) / static_cast<double>(kMlpRatio * dim)));
+  return c;
+}
+
+ConvVitPlan plan_convvit(const ZooSpec& spec) {
+  ConvVitPlan plan;
+  plan.blocks = convvit_depth(spec.params / spec.experts);
+  // D a multiple of the head size (32 below 256, then 64); hidden from 3 D to 5 D in
+  // steps of the head size.
+  std::vector<zoo::ShapeCandidate> candidates;
+  for (std::int64_t dim = 32; dim <= kMaxDim; dim += head_dim(dim)) {
+    const std::int64_t step = head_dim(dim);
+    for (std::int64_t hidden = 3 * dim; hidden <= 5 * dim && hidden <= kMaxHidden; hidden += step)
+      candidates.push_back(convvit_candidate(spec, plan.blocks, dim, hidden));
+  }
+  const zoo::SizeChoice choice = zoo::solve_size("convvit", spec.params, candidates);
+  plan.dim = choice.widths[0];
+  plan.hidden = choice.widths[1];
+  plan.tail = choice.tail;
+  return plan;
+}
+
+// [1, T, D] -> [1, H, T, D/H].
+Act split_heads(ModelBuilder& b, const std::string& name, const Act& x, std::int64_t heads) {
+  const std::int64_t tokens = x.value.shape[1];
+  const std::int64_t dim = x.value.shape[2];
+  const Act split = b.reshape(name + "_heads", x, {1, tokens, heads, dim / heads});
+  return b.transpose(name + "_by_head", split, {0, 2, 1, 3});
+}
+
+Act attention(ModelBuilder& b, const std::string& name, const Act& x) {
+  const std::int64_t tokens = x.value.shape[1];
+  const std::int64_t dim = x.value.shape[2];
+  const std::int64_t dh = head_dim(dim);
+  const std::int64_t heads = dim / dh;
+  const double t = static_cast<double>(tokens);
+
+  const Act n = b.layernorm(name + "/norm", x);
+  const Act k = b.linear(name + "/k", n, dim, /*relu=*/false);
+  const Act v = b.linear(name + "/v", n, dim, /*relu=*/false);
+  // The 1/sqrt(d) scale of attention is folded into W_q as a power of two: it sets the
+  // spread of one query's logits over the keys, dh * E[q^2] * spread(k), close to 1.
+  const double q_m2 = zoo::after_linear(n.moments, zoo::weight_gain(dim, 0), 0.0).m2();
+  const double raw_spread = static_cast<double>(dh) * q_m2 * k.moments.spread;
+  const int q_shift =
+      raw_spread > 0.0 ? static_cast<int>(std::lround(0.5 * std::log2(raw_spread))) : 0;
+  const Act q = b.linear(name + "/q", n, dim, /*relu=*/false, q_shift);
+
+  const double logit_var = static_cast<double>(dh) * q.moments.m2() * k.moments.spread;
+  const Moments logits{
+      0.0, static_cast<double>(dh) * q.moments.m2() * (k.moments.m2() - k.moments.spread),
+      logit_var};
+  const Act scores = b.matmul(name + "/scores", split_heads(b, name + "/q", q, heads),
+                              split_heads(b, name + "/k", k, heads), /*transpose_b=*/true, logits);
+
+  // Softmax over T keys with logits of spread s: mean 1/T, E[p^2] = e^{s^2} / T^2, and a
+  // row maximum near e^{s sqrt(2 ln T) - s^2/2} / T, which sets the fix point.
+  const double s = std::sqrt(logit_var);
+  const double p_m2 = std::exp(logit_var) / (t * t);
+  const double p_max = std::min(
+      1.0, std::exp(s * std::sqrt(2.0 * std::log(std::max(t, 1.0))) - 0.5 * logit_var) / t);
+  const int p_fp = static_cast<int>(std::floor(std::log2(127.0 / p_max)));
+  const Act probs = b.softmax(name + "/softmax", scores, 3, p_fp,
+                              Moments{1.0 / t, 0.0, std::max(p_m2 - 1.0 / (t * t), 0.0)});
+
+  // Rows of p sum to one: the value's per-channel part passes, its per-token part is
+  // averaged with weights p.
+  const Moments context_model{v.moments.mean, v.moments.shared, t * p_m2 * v.moments.spread};
+  const Act context = b.matmul(name + "/context", probs, split_heads(b, name + "/v", v, heads),
+                               /*transpose_b=*/false, context_model);
+  const Act merged = b.reshape(
+      name + "/merge", b.transpose(name + "/by_token", context, {0, 2, 1, 3}), {1, tokens, dim});
+  const Act projected = b.linear(name + "/proj", merged, dim, /*relu=*/false);
+  return b.add(name + "/residual", {x, projected}, /*relu=*/false);
+}
+
+Act mlp(ModelBuilder& b, const std::string& name, const Act& x, std::int64_t hidden) {
+  const std::int64_t dim = x.value.shape[2];
+  Act h = b.layernorm(name + "/norm", x);
+  h = b.linear(name + "/fc1", h, hidden, /*relu=*/false);
+  h = b.gelu(name + "/gelu", h);
+  h = b.linear(name + "/fc2", h, dim, /*relu=*/false);
+  return b.add(name + "/residual", {x, h}, /*relu=*/false);
+}
+
+Act convvit_expert(ModelBuilder& b, const std::string& prefix, const Act& tokens,
+                   const ConvVitPlan& plan) {
+  Act x = tokens;
+  for (int i = 0; i < plan.blocks; ++i) {
+    const std::string block = prefix + "block" + std::to_string(i);
+    x = attention(b, block + "/attn", x);
+    x = mlp(b, block + "/mlp", x, plan.hidden);
+  }
+  return x;
+}
+
+}  // namespace
+
+Graph make_convvit(const ZooSpec& spec) {
+  zoo::check_spec(spec, "convvit");
+  const ConvVitPlan plan = plan_convvit(spec);
+
+  ModelBuilder b("zoo_convvit", spec.seed);
+  Act x = b.input("input", {1, spec.input[0], spec.input[1], spec.input[2]}, zoo::kInputFixPoint);
+  x = b.conv("stem/conv1", x, kStem[0], 3, 2, 1, /*relu=*/true);
+  x = b.conv("stem/conv2", x, kStem[1], 3, 2, 1, /*relu=*/true);
+  x = b.conv("stem/patch", x, plan.dim, kPatchKernel, kPatchKernel, 0, /*relu=*/false);
+  const std::int64_t grid_h = x.value.shape[1];
+  const std::int64_t grid_w = x.value.shape[2];
+  x = b.reshape("stem/tokens", x, {1, grid_h * grid_w, plan.dim});
+
+  std::vector<Act> experts;
+  for (int e = 0; e < spec.experts; ++e)
+    experts.push_back(convvit_expert(b, zoo::expert_prefix(e), x, plan));
+  x = zoo::join_experts(b, experts, spec.join, /*channel_axis=*/2);
+
+  const std::int64_t channels = x.value.shape[2];
+  x = b.layernorm("tail/norm", x);
+  // Mean over tokens as a global average pool over the token grid.
+  x = b.reshape("tail/grid", x, {1, grid_h, grid_w, channels});
+  x = b.global_avgpool("tail/pool", x);
+  x = b.reshape("tail/flatten", x, {1, channels});
+  x = b.linear("tail/prelogits", x, plan.tail, /*relu=*/true);
+  b.linear("classifier", x, spec.classes, /*relu=*/false);
+  return b.finish();
+}
+
+}  // namespace dpushard
