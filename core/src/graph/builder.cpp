@@ -99,9 +99,10 @@ Value GraphBuilder::constant(const std::string& name, std::vector<std::int64_t> 
                              const std::vector<std::int8_t>& q, int fix_point) {
   Op op =
       make_op(name, "const", {}, {{"shape", i32(shape)}, {"data_type", std::string("float32")}});
+  // Scaling an int8 by a power of two is exact in float32, so one multiply per value.
+  const float scale = std::ldexp(1.0f, -fix_point);
   std::vector<float> values(q.size());
-  for (std::size_t i = 0; i < q.size(); ++i)
-    values[i] = std::ldexp(static_cast<float>(q[i]), -fix_point);
+  for (std::size_t i = 0; i < q.size(); ++i) values[i] = static_cast<float>(q[i]) * scale;
   set_const_values(op, values);
   return add_fixed(std::move(op), fix_point);
 }
