@@ -1,0 +1,103 @@
+#pragma once
+// The compiler oracle: where the DPU compiler (vai_c_xir for the KV260's DPUCZDX8G) places
+// each op of a fragment, and what a fragment boundary costs. The knowledge is data: a YAML
+// file (the shipped default, core/src/split/oracle/kv260.yaml, is compiled into the
+// binary) with per-op limits, boundary rules and the expected outcome of every micro-model.
+// See docs/splitting.md.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "dpushard/graph.hpp"
+
+namespace dpushard {
+
+enum class Device { Dpu, Cpu };
+std::string_view device_name(Device device);  // "DPU", "CPU"
+
+// The outcome for a fragment, worst first: some op placed on the CPU; everything computing
+// on the DPU but the boundary costs something (a CPU op that only moves data, an output the
+// compiler must be told to keep, several DPU subgraphs); or all on one DPU subgraph.
+enum class Verdict { Dpu, DpuBoundary, Cpu };
+std::string_view verdict_name(Verdict verdict);  // "dpu", "dpu+boundary", "cpu"
+Verdict parse_verdict(std::string_view text);    // throws dpushard::Error on unknown text
+
+struct Placement {
+  Device device = Device::Dpu;
+  std::string rule;    // the oracle rule that decided, empty for the default DPU placement
+  std::string reason;  // one line, empty for the default DPU placement
+};
+
+struct OracleFinding {
+  std::string op;
+  std::string rule;  // "conv2d.kernel", "output_not_fixed", "output_consumed_inside", ...
+  Verdict verdict = Verdict::Dpu;
+  std::string reason;  // one line
+};
+
+struct FragmentVerdict {
+  Verdict verdict = Verdict::Dpu;       // the worst finding
+  std::vector<OracleFinding> findings;  // empty when everything runs on one DPU subgraph
+  int dpu_subgraphs = 0;                // predicted DPU subgraphs (1 is the goal)
+  int cpu_subgraphs = 0;                // predicted CPU subgraphs (fix2float not counted)
+  std::map<std::string, Placement, std::less<>> placements;  // every computing op
+};
+
+// One op type's rule: its device, and limits whose violation sends it to the other device.
+struct OracleOpRule {
+  Device device = Device::Dpu;
+  std::optional<std::pair<std::int64_t, std::int64_t>> kernel;  // each of kh, kw in range
+  std::optional<std::pair<std::int64_t, std::int64_t>> stride;
+  std::optional<std::pair<std::int64_t, std::int64_t>> out_channels;
+  std::optional<std::int64_t> kernel_channel_budget;  // kw * kh * ceil(ic / 16)
+  std::vector<std::int64_t> groups;                   // allowed conv groups (empty: any)
+  bool square = false;                                // kernel must be square
+  std::vector<double> alphas;                         // allowed leaky-relu slopes
+  bool const_operand = false;  // a matmul runs on the DPU only as a conv (one const operand)
+  std::string source;          // where the fact comes from
+};
+
+class Oracle {
+ public:
+  // The shipped KV260 oracle.
+  static const Oracle& builtin();
+  // Reads an oracle file; a bad file throws dpushard::Error naming the file and field.
+  static Oracle load(const std::filesystem::path& path);
+  static Oracle parse(const std::string& yaml_text, const std::string& origin);
+
+  const std::string& name() const { return name_; }
+  const std::string& origin() const { return origin_; }  // "builtin" or the file path
+  const std::string& text() const { return text_; }      // the YAML it was read from
+
+  // Where the compiler puts `op` by its type and configuration alone.
+  Placement place(const Graph& graph, const Op& op) const;
+  // Placements of every computing op of a fragment with the boundary rules applied: an
+  // output not produced by a fix sends its trailing ops to the CPU, an output also
+  // consumed inside the fragment must be kept with output_ops, ...
+  FragmentVerdict judge(const Graph& fragment) const;
+
+  // Where a boundary rule ("output_not_fixed", ...) comes from, as the file records it.
+  const std::string& boundary_source(std::string_view rule) const;
+  // The expected outcome listed for a micro-model, or nullopt when it is not listed.
+  std::optional<Verdict> expected(std::string_view micro_model) const;
+  const std::map<std::string, Verdict, std::less<>>& expectations() const { return expected_; }
+
+ private:
+  Oracle() = default;
+
+  std::string name_;
+  std::string origin_;
+  std::string text_;
+  std::map<std::string, OracleOpRule, std::less<>> rules_;  // by op type
+  Device unknown_device_ = Device::Cpu;                     // op types the file does not list
+  std::map<std::string, std::string, std::less<>> boundary_sources_;  // rule -> source
+  std::map<std::string, Verdict, std::less<>> expected_;
+};
+
+}  // namespace dpushard

@@ -1,0 +1,159 @@
+#pragma once
+// A split plan: the fragments of one model, the node slot each runs on and the tensors that
+// flow between them. Stored as PLAN_DIR/plan.yaml beside PLAN_DIR/fragments/*_int.xmodel;
+// the schema is documented in docs/plan.md.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dpushard/error.hpp"
+#include "dpushard/numerics.hpp"
+#include "dpushard/tensor.hpp"
+
+namespace dpushard {
+
+// An input or output of a fragment (or of the model).
+struct PlanTensor {
+  std::string name;  // the fix op after an input's data op; the op producing an output
+  std::vector<std::int64_t> shape;
+  int fix_point = 0;
+  // False only for outputs of --no-output-fix plans: the value is the float before the
+  // fix, which the consuming fragment's first op quantizes (fix_point, round_mode).
+  bool fixed = true;
+  RoundMode round_mode = RoundMode::Dpu;
+
+  std::int64_t element_count() const;
+  // Bytes per frame on the wire: int8 when fixed, float32 otherwise.
+  std::int64_t wire_bytes() const { return element_count() * (fixed ? 1 : 4); }
+  bool operator==(const PlanTensor&) const = default;
+};
+
+struct PlanFragmentCost {
+  std::int64_t ops = 0;  // ops in the fragment file
+  std::int64_t macs = 0;
+  std::int64_t params = 0;
+  std::int64_t weight_bytes = 0;
+  double compute_ms = 0;  // the cost model's prediction per frame
+  bool operator==(const PlanFragmentCost&) const = default;
+};
+
+struct PlanFinding {  // one oracle finding, as recorded
+  std::string op;
+  std::string rule;
+  std::string verdict;
+  std::string reason;
+  bool operator==(const PlanFinding&) const = default;
+};
+
+struct PlanFragment {
+  std::string name;
+  std::string role;  // "model", "stem", "experts", "tail", "stage"
+  std::string file;  // relative to the plan folder
+  std::string sha256;
+  std::vector<int> nodes;             // node slots that run it (several for replicate)
+  std::vector<std::string> branches;  // experts: the fork-join branches it holds
+  std::vector<PlanTensor> inputs;     // in the fragment's input order
+  std::vector<PlanTensor> outputs;    // in the fragment's output order
+  PlanFragmentCost cost;
+  std::string oracle_verdict;  // "dpu", "dpu+boundary", "cpu"
+  int dpu_subgraphs = 0;
+  std::vector<PlanFinding> oracle_findings;
+  bool operator==(const PlanFragment&) const = default;
+};
+
+// `from`/`to` name a fragment, or "model" for the model's inputs and outputs.
+struct PlanEdge {
+  std::string from;
+  std::string output;  // the producer's output tensor
+  std::string to;
+  std::string input;       // the consumer's input tensor (same name unless the output is unfixed)
+  std::int64_t bytes = 0;  // per frame
+  bool operator==(const PlanEdge&) const = default;
+};
+
+// Something the planner did on its own and why: a cut moved to a safe point, a fix
+// inserted, a naive (unfixed) boundary, a strategy that fell back to another.
+struct PlanAdjustment {
+  // "moved_cut", "inserted_fix", "output_ops", "naive_cut", "kept_fix", "fallback",
+  // "fewer_stages", "idle_nodes" (docs/plan.md)
+  std::string kind;
+  std::string at;
+  std::string to;
+  std::string reason;
+  bool operator==(const PlanAdjustment&) const = default;
+};
+
+struct PlanPrediction {
+  double latency_ms = 0;
+  double throughput_fps = 0;
+  std::int64_t wire_bytes_per_frame = 0;  // between nodes
+  std::int64_t io_bytes_per_frame = 0;    // model inputs in and outputs out
+  bool operator==(const PlanPrediction&) const = default;
+};
+
+struct PlanCandidate {  // what each strategy would give (auto records them all)
+  std::string strategy;
+  PlanPrediction predicted;
+  std::string note;  // why a strategy was not possible, when it was not
+  bool operator==(const PlanCandidate&) const = default;
+};
+
+struct Plan {
+  int version = 1;
+  std::string model_file;  // as given to `split`, for information
+  std::string model_name;
+  std::string model_sha256;
+  std::vector<PlanTensor> model_inputs;   // the model's input order
+  std::vector<PlanTensor> model_outputs;  // the model's output order
+  std::string strategy;                   // the one used
+  std::string requested_strategy;         // the one asked for
+  std::string objective;                  // "latency" or "throughput"
+  int nodes = 1;
+  bool output_fix = true;
+  double link_gbps = 1.0;
+  std::string cost_model;
+  std::map<std::string, double> cost_parameters;
+  std::string oracle;     // the oracle's name and origin
+  std::string structure;  // one line: what the planner found (fork-join, cut points)
+  PlanPrediction predicted;
+  std::vector<PlanCandidate> candidates;
+  std::vector<PlanFragment> fragments;  // plan order: every producer before its consumers
+  std::vector<PlanEdge> edges;
+  std::vector<PlanAdjustment> adjustments;
+  bool operator==(const Plan&) const = default;
+
+  const PlanFragment& fragment(std::string_view name) const;  // throws when unknown
+};
+
+// Writes `dir`/plan.yaml atomically.
+void write_plan(const Plan& plan, const std::filesystem::path& dir);
+std::string plan_to_yaml(const Plan& plan);
+// Reads `dir`/plan.yaml (or the file itself) and checks it is consistent in itself;
+// throws dpushard::Error with one line naming the field at fault.
+Plan read_plan(const std::filesystem::path& dir_or_file);
+Plan plan_from_yaml(const std::string& text, const std::string& origin);
+// Checks the plan's structure: known fragments and tensors in edges, every input fed once,
+// matching shapes and fix points, plan order. Throws naming the fragment or edge.
+void check_plan(const Plan& plan);
+// Checks the plan against its folder: fragment files exist, their sha256 match, and their
+// inputs and outputs are those the plan records.
+void check_plan_files(const Plan& plan, const std::filesystem::path& dir);
+
+struct LocalRunOptions {
+  std::string backend = "ref";
+  int threads = 1;
+};
+// Runs the plan's fragments in plan order in this process on `inputs` (the model's inputs
+// in order) and returns the model's outputs in order. Validates the folder first.
+std::vector<QTensor> run_plan_locally(const Plan& plan, const std::filesystem::path& dir,
+                                      const std::vector<QTensor>& inputs,
+                                      const LocalRunOptions& options = {});
+
+// Lowercase hex sha256 of a file's bytes; throws naming the file when unreadable.
+std::string sha256_file(const std::filesystem::path& path);
+
+}  // namespace dpushard

@@ -1,0 +1,94 @@
+#pragma once
+// The planner: cuts a quantized model into fragments for N nodes without changing a single
+// output bit. Strategies: experts (stem / fork-join branches / tail), pipeline (stages cut
+// where one fix-terminated tensor is live), replicate (data parallel) and auto (the best
+// of them for an objective, from a swappable cost model). See docs/splitting.md.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dpushard/graph.hpp"
+#include "dpushard/oracle.hpp"
+#include "dpushard/plan.hpp"
+
+namespace dpushard {
+
+enum class Strategy { Experts, Pipeline, Replicate, Auto };
+enum class Objective { Latency, Throughput };
+std::string_view strategy_name(Strategy strategy);
+Strategy parse_strategy(std::string_view text);  // throws dpushard::Error listing the names
+std::string_view objective_name(Objective objective);
+Objective parse_objective(std::string_view text);
+
+// Predicted time per frame of ops, fragments and transfers. The roofline model below is the
+// default; the KV260 timing model replaces it through this interface.
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  virtual std::string name() const = 0;
+  virtual std::map<std::string, double> parameters() const = 0;  // recorded in plan.yaml
+  // Seconds per frame for `op` of `graph` on `device`.
+  virtual double op_seconds(const Graph& graph, const Op& op, Device device) const = 0;
+  // Fixed cost of running one fragment once (job submission, synchronisation).
+  virtual double fragment_overhead_seconds() const = 0;
+  // Seconds from the start of sending `bytes` to their arrival on another node (or between
+  // the orchestrator and a node): latency plus serialisation.
+  virtual double transfer_seconds(std::int64_t bytes) const = 0;
+  // Seconds the link is busy with `bytes` (serialisation only: latency overlaps when
+  // frames pipeline). Limits throughput.
+  virtual double link_busy_seconds(std::int64_t bytes) const = 0;
+};
+
+// A roofline: time = max(MACs / MAC rate, bytes / memory rate) on the DPU, MACs and
+// elements at CPU rates on the CPU, and the link's goodput for transfers. Defaults are the
+// KV260's (docs/splitting.md lists where each comes from).
+struct RooflineParams {
+  double dpu_peak_gmacs = 614.4;   // B4096: 2048 MAC/cycle at 300 MHz
+  double dpu_efficiency = 0.57;    // ResNet-50 at 85.5 fps on the KV260
+  int dpu_channel_parallel = 16;   // input and output channels round up to this
+  double ddr_gbytes_per_s = 19.2;  // 64-bit DDR4-2400
+  double ddr_efficiency = 0.5;
+  double cpu_gmacs = 5.85;                   // conv on the A53: about 60x slower than the DPU
+  double cpu_ns_per_element = 10.0;          // float ops (softmax, layernorm, gelu, ...) on the A53
+  double fragment_overhead_ms = 0.1;         // one DPU job: submit, run, wait
+  double link_gbps = 1.0;                    // Ethernet line rate
+  double link_efficiency = 1460.0 / 1538.0;  // TCP payload per byte on the wire
+  double link_latency_ms = 0.1;              // per transfer
+};
+std::unique_ptr<CostModel> make_roofline_cost_model(const RooflineParams& params = {});
+
+struct SplitOptions {
+  int nodes = 1;
+  Strategy strategy = Strategy::Auto;
+  Objective objective = Objective::Latency;
+  bool output_fix = true;         // false: the naive split for the ablation (--no-output-fix)
+  std::vector<std::string> cuts;  // pipeline: ops to cut after (moved to safe points)
+  // experts: a fork-join is used only when its branches hold at least this fraction of
+  // the model's predicted time in parallel (sum of branches minus the largest one).
+  double min_parallel_fraction = 0.05;
+  const Oracle* oracle = nullptr;         // null: Oracle::builtin()
+  const CostModel* cost_model = nullptr;  // null: the roofline with link_gbps below
+  double link_gbps = 1.0;
+  std::string model_file;    // recorded in the plan
+  std::string model_sha256;  // recorded in the plan
+};
+
+struct SplitResult {
+  Plan plan;                     // fragment files and hashes filled in by write_split
+  std::vector<Graph> fragments;  // one per plan.fragments entry, same order
+};
+
+// Plans the split; throws dpushard::Error with the reason when the model cannot be split
+// as asked (a refused cut, no nodes, a compiled xmodel, ...).
+SplitResult split_model(const Graph& model, const SplitOptions& options);
+
+// Writes `dir`/fragments/<name>_int.xmodel for every fragment, records their sha256 in the
+// plan, then writes `dir`/plan.yaml (all atomically). Returns the plan as written.
+Plan write_split(SplitResult& result, const std::filesystem::path& dir);
+
+}  // namespace dpushard

@@ -1,0 +1,159 @@
+// Unit-level prediction of a partition: list scheduling for latency, the busiest resource
+// (node compute, node or orchestrator link) for throughput.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "partition.hpp"
+
+namespace dpushard::split {
+
+std::vector<int> fragment_of_units(const UnitGraph& graph, const Partition& partition) {
+  std::vector<int> of(graph.units().size(), -1);
+  for (std::size_t f = 0; f < partition.fragments.size(); ++f)
+    for (UnitId u : partition.fragments[f].units) {
+      if (of[u] != -1) throw Error("split: internal: unit assigned to two fragments");
+      of[u] = static_cast<int>(f);
+    }
+  for (UnitId u = 0; u < graph.units().size(); ++u)
+    if (of[u] == -1 && !graph.unit(u).is_input)
+      throw Error("split: internal: op '" + graph.graph().ops()[graph.unit(u).ops.front()].name +
+                  "' is in no fragment");
+  return of;
+}
+
+bool naive_boundary(const UnitGraph& graph, const std::vector<int>& fragment_of_unit,
+                    std::size_t fix, bool output_fix) {
+  if (output_fix) return false;
+  const CrossTensor* t = graph.tensor(fix);
+  if (t == nullptr || t->model_output || graph.unit(t->producer).is_input) return false;
+  if (!graph.naive_candidate(fix)) return false;
+  const int home = fragment_of_unit[t->producer];
+  bool leaves = false;
+  for (UnitId r : t->readers) {
+    if (fragment_of_unit[r] == home) return false;  // read at home: the fix stays
+    leaves = true;
+  }
+  return leaves;
+}
+
+bool better_prediction(const PlanPrediction& a, const PlanPrediction& b, Objective objective) {
+  constexpr double kEps = 1e-9;
+  const double la = a.latency_ms, lb = b.latency_ms;
+  const double ta = a.throughput_fps, tb = b.throughput_fps;
+  if (objective == Objective::Latency) {
+    if (std::abs(la - lb) > kEps) return la < lb;
+    if (std::abs(ta - tb) > kEps) return ta > tb;
+  } else {
+    if (std::abs(ta - tb) > kEps) return ta > tb;
+    if (std::abs(la - lb) > kEps) return la < lb;
+  }
+  return a.wire_bytes_per_frame < b.wire_bytes_per_frame;
+}
+
+Partition whole_model(const UnitGraph& graph, const std::string& strategy, std::vector<int> nodes) {
+  Partition p;
+  p.strategy = strategy;
+  FragmentPart part;
+  part.name = "whole";
+  part.role = "model";
+  part.nodes = std::move(nodes);
+  for (UnitId u : graph.order())
+    if (!graph.unit(u).is_input) part.units.push_back(u);
+  p.fragments.push_back(std::move(part));
+  return p;
+}
+
+PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
+                           const CostModel& cost, bool output_fix) {
+  const auto of = fragment_of_units(graph, partition);
+  const std::size_t nf = partition.fragments.size();
+  PartitionEstimate est;
+  est.fragment_seconds.assign(nf, cost.fragment_overhead_seconds());
+  for (std::size_t f = 0; f < nf; ++f)
+    for (UnitId u : partition.fragments[f].units) est.fragment_seconds[f] += graph.unit(u).seconds;
+
+  // Transfers: (from fragment or -1 for the orchestrator) -> (to fragment or -1), bytes.
+  struct Transfer {
+    int from, to;
+    std::int64_t bytes;
+  };
+  std::vector<Transfer> transfers;
+  for (const CrossTensor& t : graph.tensors()) {
+    const std::int64_t elems = graph.graph().ops()[t.fix].output.element_count();
+    const bool from_input = graph.unit(t.producer).is_input;
+    const int home = from_input ? -1 : of[t.producer];
+    const bool naive = !from_input && naive_boundary(graph, of, t.fix, output_fix);
+    if (naive)
+      est.fragment_seconds[static_cast<std::size_t>(home)] += graph.naive_extra_seconds(t.fix);
+    std::vector<int> to;
+    for (UnitId r : t.readers)
+      if (of[r] != home && std::find(to.begin(), to.end(), of[r]) == to.end()) to.push_back(of[r]);
+    for (int f : to) transfers.push_back({home, f, elems * (naive ? 4 : 1)});
+    if (t.model_output) transfers.push_back({home, -1, elems});
+  }
+
+  auto node_of = [&](int f) {
+    return partition.fragments[static_cast<std::size_t>(f)].nodes.front();
+  };
+
+  // Latency: fragments in plan order, each node runs one fragment at a time.
+  std::map<int, double> node_free;
+  std::vector<double> finish(nf, 0);
+  double latency = 0;
+  for (std::size_t f = 0; f < nf; ++f) {
+    double ready = 0;
+    for (const auto& tr : transfers) {
+      if (tr.to != static_cast<int>(f)) continue;
+      if (tr.from < 0) {
+        ready = std::max(ready, cost.transfer_seconds(tr.bytes));
+      } else {
+        const bool remote = node_of(tr.from) != node_of(static_cast<int>(f));
+        ready = std::max(ready, finish[static_cast<std::size_t>(tr.from)] +
+                                    (remote ? cost.transfer_seconds(tr.bytes) : 0.0));
+      }
+    }
+    const int node = node_of(static_cast<int>(f));
+    const double start = std::max(ready, node_free[node]);
+    finish[f] = start + est.fragment_seconds[f];
+    node_free[node] = finish[f];
+  }
+  for (const auto& tr : transfers)
+    if (tr.to == -1 && tr.from >= 0)
+      latency = std::max(
+          latency, finish[static_cast<std::size_t>(tr.from)] + cost.transfer_seconds(tr.bytes));
+
+  // Throughput: per-frame busy time of every node's DPU and link, and the orchestrator's.
+  std::map<int, double> busy, tx, rx;
+  double orch_tx = 0, orch_rx = 0;
+  std::int64_t wire = 0, io = 0;
+  for (std::size_t f = 0; f < nf; ++f) {
+    const auto& nodes = partition.fragments[f].nodes;
+    for (int n : nodes) busy[n] += est.fragment_seconds[f] / static_cast<double>(nodes.size());
+  }
+  for (const auto& tr : transfers) {
+    const double t = cost.link_busy_seconds(tr.bytes);
+    if (tr.from < 0 || tr.to < 0) {
+      io += tr.bytes;
+      const int frag = tr.from < 0 ? tr.to : tr.from;
+      const auto& nodes = partition.fragments[static_cast<std::size_t>(frag)].nodes;
+      (tr.from < 0 ? orch_tx : orch_rx) += t;
+      for (int n : nodes) (tr.from < 0 ? rx : tx)[n] += t / static_cast<double>(nodes.size());
+      continue;
+    }
+    if (node_of(tr.from) == node_of(tr.to)) continue;
+    wire += tr.bytes;
+    tx[node_of(tr.from)] += t;
+    rx[node_of(tr.to)] += t;
+  }
+  double bottleneck = std::max(orch_tx, orch_rx);
+  for (const auto* m : {&busy, &tx, &rx})
+    for (const auto& [n, v] : *m) bottleneck = std::max(bottleneck, v);
+  est.predicted.latency_ms = latency * 1e3;
+  est.predicted.throughput_fps = bottleneck > 0 ? 1.0 / bottleneck : 0.0;
+  est.predicted.wire_bytes_per_frame = wire;
+  est.predicted.io_bytes_per_frame = io;
+  return est;
+}
+
+}  // namespace dpushard::split

@@ -1,0 +1,77 @@
+#include "fragment_io.hpp"
+
+#include <openssl/evp.h>
+
+#include <fstream>
+#include <memory>
+
+#include "dpushard/backend.hpp"
+#include "dpushard/xmodel.hpp"
+
+namespace dpushard {
+
+std::string sha256_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path.string() + ": cannot open");
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
+    throw Error("sha256: cannot initialise OpenSSL");
+  std::vector<char> buf(1 << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto got = in.gcount();
+    if (got > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(got));
+  }
+  if (in.bad()) throw Error(path.string() + ": read error");
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx.get(), md, &len);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) {
+    out += hex[md[i] >> 4];
+    out += hex[md[i] & 15];
+  }
+  return out;
+}
+
+namespace split {
+
+Graph load_fragment(const Plan& plan, const PlanFragment& f, const std::filesystem::path& dir) {
+  (void)plan;
+  const std::string where = "plan fragment '" + f.name + "'";
+  const auto path = dir / f.file;
+  if (!std::filesystem::is_regular_file(path))
+    throw Error(where + ": file " + path.string() + " is missing");
+  const std::string hash = sha256_file(path);
+  if (hash != f.sha256)
+    throw Error(where + ": " + path.string() + " has sha256 " + hash + ", the plan records " +
+                (f.sha256.empty() ? std::string("none") : f.sha256));
+  Graph g = read_xmodel(path);
+  const auto specs = input_specs(g);
+  if (specs.size() != f.inputs.size())
+    throw Error(where + ": the file has " + std::to_string(specs.size()) + " inputs, the plan " +
+                std::to_string(f.inputs.size()));
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto& t = f.inputs[i];
+    if (specs[i].name != t.name || specs[i].shape != t.shape || specs[i].fix_point != t.fix_point)
+      throw Error(where + ": input " + std::to_string(i) + " is '" + specs[i].name +
+                  "' in the file but '" + t.name + "' (or another shape or fix_point) in the plan");
+  }
+  const auto outs = g.outputs();
+  if (outs.size() != f.outputs.size())
+    throw Error(where + ": the file has " + std::to_string(outs.size()) + " outputs, the plan " +
+                std::to_string(f.outputs.size()));
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    const auto& t = f.outputs[i];
+    const auto fp = fix_point_of(g, outs[i]->name);
+    const bool fp_ok = t.fixed ? (fp && *fp == t.fix_point) : !fp;
+    if (outs[i]->name != t.name || outs[i]->output.shape != t.shape || !fp_ok)
+      throw Error(where + ": output " + std::to_string(i) + " is '" + outs[i]->name +
+                  "' in the file but '" + t.name + "' (or another shape or fix_point) in the plan");
+  }
+  return g;
+}
+
+}  // namespace split
+}  // namespace dpushard

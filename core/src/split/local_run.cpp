@@ -1,0 +1,84 @@
+// Running a plan in one process: fragments in plan order, tensors handed over by edge.
+#include <map>
+
+#include "dpushard/backend.hpp"
+#include "dpushard/builder.hpp"
+#include "dpushard/plan.hpp"
+#include "fragment_io.hpp"
+
+namespace dpushard {
+
+std::vector<QTensor> run_plan_locally(const Plan& plan, const std::filesystem::path& dir,
+                                      const std::vector<QTensor>& inputs,
+                                      const LocalRunOptions& options) {
+  check_plan(plan);
+  std::vector<Graph> graphs;
+  for (const auto& f : plan.fragments) graphs.push_back(split::load_fragment(plan, f, dir));
+
+  if (inputs.size() != plan.model_inputs.size())
+    throw Error("run: the plan takes " + std::to_string(plan.model_inputs.size()) +
+                " inputs, got " + std::to_string(inputs.size()));
+  std::map<std::pair<std::string, std::string>, QTensor> values;  // (fragment, output)
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& want = plan.model_inputs[i];
+    if (inputs[i].shape != want.shape || inputs[i].fix_point != want.fix_point)
+      throw Error("run: input " + std::to_string(i) + " ('" + want.name +
+                  "') has another shape or fix_point than the model's");
+    QTensor t = inputs[i];
+    t.name = want.name;
+    values[{"model", want.name}] = std::move(t);
+  }
+  auto feed = [&](const std::string& to, const std::string& input) -> QTensor {
+    for (const auto& e : plan.edges)
+      if (e.to == to && e.input == input) {
+        auto it = values.find({e.from, e.output});
+        if (it == values.end())
+          throw Error("run: '" + e.from + ":" + e.output + "' is not computed before '" + to + "'");
+        QTensor t = it->second;
+        t.name = input;
+        return t;
+      }
+    throw Error("run: no edge feeds '" + to + ":" + input + "'");
+  };
+
+  BackendOptions backend_options;
+  backend_options.threads = options.threads;
+  for (std::size_t k = 0; k < plan.fragments.size(); ++k) {
+    const PlanFragment& f = plan.fragments[k];
+    Graph& g = graphs[k];
+    // A --no-output-fix output is a float value: quantize it here exactly as the reader's
+    // first fix does, so the int8 handed over equals what the reader computes from it.
+    std::vector<std::string> names;
+    for (const Op* o : g.outputs()) names.push_back(o->name);
+    for (auto& name : names) {
+      const PlanTensor* t = nullptr;
+      for (const auto& o : f.outputs)
+        if (o.name == name) t = &o;
+      if (t == nullptr || t->fixed) continue;
+      Op fix = make_fix_op(name + "__wire", name, t->fix_point, t->round_mode);
+      fix.output.shape = t->shape;
+      g.add_op(std::move(fix));
+      name += "__wire";
+    }
+    auto backend = make_backend(options.backend, backend_options);
+    backend->load(g);
+    std::vector<QTensor> ins;
+    for (const auto& t : f.inputs) ins.push_back(feed(f.name, t.name));
+    std::vector<QTensor> outs = backend->run(ins);
+    const auto produced = g.outputs();
+    if (outs.size() != produced.size())
+      throw Error("run: fragment '" + f.name + "' returned " + std::to_string(outs.size()) +
+                  " outputs, expected " + std::to_string(produced.size()));
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+      std::string name = produced[i]->name;
+      if (name.size() > 6 && name.ends_with("__wire") && !g.find(name)->producers("input").empty())
+        name = g.find(name)->producers("input").front();
+      values[{f.name, name}] = std::move(outs[i]);
+    }
+  }
+  std::vector<QTensor> result;
+  for (const auto& t : plan.model_outputs) result.push_back(feed("model", t.name));
+  return result;
+}
+
+}  // namespace dpushard

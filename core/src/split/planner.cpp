@@ -1,0 +1,203 @@
+// split_model: choose the strategy, extract the fragments, assemble the plan.
+#include <algorithm>
+
+#include "dpushard/cost.hpp"
+#include "dpushard/shape.hpp"
+#include "dpushard/split.hpp"
+#include "extract.hpp"
+#include "output_fix.hpp"
+#include "strategies.hpp"
+
+namespace dpushard {
+namespace {
+
+using split::Partition;
+
+PlanFinding to_finding(const OracleFinding& f) {
+  return {f.op, f.rule, std::string(verdict_name(f.verdict)), f.reason};
+}
+
+// Requested cuts at free layout ops get an explicit fix there (output fix operator).
+std::vector<std::string> layout_cuts(const Graph& model, const std::vector<std::string>& cuts) {
+  const auto classes = split::classify_ops(model);
+  std::vector<std::string> out;
+  for (const auto& name : cuts) {
+    if (model.find(name) == nullptr) throw Error("split: --cuts: no op named '" + name + "'");
+    const std::size_t i = split::op_index(model, name);
+    if (classes.free_layout[i] && std::find(out.begin(), out.end(), name) == out.end())
+      out.push_back(name);
+  }
+  return out;
+}
+
+}  // namespace
+
+SplitResult split_model(const Graph& model, const SplitOptions& options) {
+  if (options.nodes < 1)
+    throw Error("split: --nodes must be at least 1, got " + std::to_string(options.nodes));
+  if (is_compiled(model))
+    throw Error("split: '" + model.name() + "' is a compiled xmodel; split the _int.xmodel");
+  validate(model);
+  const Oracle& oracle = options.oracle ? *options.oracle : Oracle::builtin();
+  std::unique_ptr<CostModel> own_cost;
+  if (!options.cost_model) {
+    RooflineParams params;
+    params.link_gbps = options.link_gbps;
+    own_cost = make_roofline_cost_model(params);
+  }
+  const CostModel& cost = options.cost_model ? *options.cost_model : *own_cost;
+  if (!options.cuts.empty() && options.strategy != Strategy::Pipeline &&
+      options.strategy != Strategy::Auto)
+    throw Error("split: --cuts applies to the pipeline strategy only");
+
+  std::vector<PlanAdjustment> adjustments;
+  // The output fix operator on layout ops: model outputs and requested cuts.
+  const Graph* graph = &model;
+  Graph transformed;
+  std::vector<std::string> to_fix;
+  if (options.output_fix) to_fix = split::unfixed_layout_outputs(model);
+  std::vector<PlanAdjustment> output_notes;
+  if (!to_fix.empty()) {
+    transformed = split::insert_output_fixes(model, to_fix, output_notes, "model output");
+    graph = &transformed;
+  }
+  const auto cut_layouts = layout_cuts(*graph, options.cuts);
+  if (!cut_layouts.empty()) {
+    transformed = split::insert_output_fixes(*graph, cut_layouts, output_notes, "requested cut");
+    graph = &transformed;
+  }
+  adjustments.insert(adjustments.end(), output_notes.begin(), output_notes.end());
+
+  const split::UnitGraph units(*graph, oracle, cost);
+  const split::StrategyInput input{units,
+                                   cost,
+                                   options.nodes,
+                                   options.objective,
+                                   options.output_fix,
+                                   options.min_parallel_fraction};
+
+  std::vector<std::size_t> cut_positions;
+  for (const auto& name : options.cuts)
+    cut_positions.push_back(split::pipeline_cut_for(units, name, adjustments));
+  if (!cut_positions.empty() && options.nodes < 2)
+    throw Error("split: --cuts needs at least 2 nodes");
+
+  // Candidates.
+  std::vector<PlanCandidate> candidates;
+  std::vector<std::optional<Partition>> partitions;
+  auto consider = [&](const std::string& name, std::optional<Partition> p, const std::string& why) {
+    PlanCandidate c;
+    c.strategy = name;
+    if (p) {
+      c.predicted = split::estimate(units, *p, cost, options.output_fix).predicted;
+    } else {
+      c.note = why;
+    }
+    candidates.push_back(c);
+    partitions.push_back(std::move(p));
+  };
+  if (options.nodes == 1) {
+    Partition p = split::whole_model(units, "replicate", {0});
+    p.structure = "one node: the whole model is one fragment";
+    consider("replicate", std::move(p), "");
+  } else {
+    consider("replicate", split::plan_replicate(input), "");
+    std::string why;
+    auto pipe = split::plan_pipeline(input, cut_positions, why);
+    consider("pipeline", std::move(pipe), why);
+    why.clear();
+    auto experts = split::plan_experts(input, why);
+    consider("experts", std::move(experts), why);
+  }
+  auto index_of = [&](const std::string& name) -> std::optional<std::size_t> {
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+      if (candidates[i].strategy == name && partitions[i]) return i;
+    return std::nullopt;
+  };
+
+  std::size_t chosen = 0;
+  const std::string requested(strategy_name(options.strategy));
+  if (options.nodes == 1) {
+    chosen = 0;
+  } else if (options.strategy == Strategy::Auto) {
+    for (std::size_t i = 1; i < candidates.size(); ++i)
+      if (partitions[i] &&
+          split::better_prediction(candidates[i].predicted, candidates[chosen].predicted,
+                                   options.objective))
+        chosen = i;
+  } else if (auto i = index_of(requested)) {
+    chosen = *i;
+  } else {
+    // Fall back: experts -> pipeline -> replicate, saying why.
+    std::string why;
+    for (const auto& c : candidates)
+      if (c.strategy == requested) why = c.note;
+    std::optional<std::size_t> fallback;
+    if (options.strategy == Strategy::Experts) fallback = index_of("pipeline");
+    if (!fallback) fallback = index_of("replicate");
+    chosen = *fallback;
+    adjustments.push_back(
+        {"fallback", requested, candidates[chosen].strategy,
+         requested + " is not possible: " + why + "; using " + candidates[chosen].strategy});
+  }
+  Partition partition = std::move(*partitions[chosen]);
+  adjustments.insert(adjustments.end(), partition.adjustments.begin(), partition.adjustments.end());
+  if (options.nodes == 1 && options.strategy != Strategy::Replicate &&
+      options.strategy != Strategy::Auto)
+    partition.strategy = requested;  // one node: every strategy is the whole model
+
+  const auto est = split::estimate(units, partition, cost, options.output_fix);
+  auto extraction = split::extract(units, partition, options.output_fix);
+  adjustments.insert(adjustments.end(), extraction.adjustments.begin(),
+                     extraction.adjustments.end());
+
+  SplitResult result;
+  Plan& plan = result.plan;
+  plan.model_file = options.model_file;
+  plan.model_name = model.name();
+  plan.model_sha256 = options.model_sha256;
+  plan.model_inputs = split::model_inputs(*graph);
+  plan.model_outputs = split::model_outputs(*graph);
+  plan.strategy = partition.strategy;
+  plan.requested_strategy = requested;
+  plan.objective = std::string(objective_name(options.objective));
+  plan.nodes = options.nodes;
+  plan.output_fix = options.output_fix;
+  plan.link_gbps = options.link_gbps;
+  plan.cost_model = cost.name();
+  plan.cost_parameters = cost.parameters();
+  plan.oracle = oracle.name() + " (" + oracle.origin() + ")";
+  plan.structure = partition.structure;
+  plan.predicted = est.predicted;
+  plan.candidates = candidates;
+  plan.edges = extraction.edges;
+  plan.adjustments = adjustments;
+  for (std::size_t f = 0; f < partition.fragments.size(); ++f) {
+    const auto& part = partition.fragments[f];
+    auto& ex = extraction.fragments[f];
+    PlanFragment pf;
+    pf.name = part.name;
+    pf.role = part.role;
+    pf.file = "fragments/" + part.name + "_int.xmodel";
+    pf.nodes = part.nodes;
+    pf.branches = part.branches;
+    pf.inputs = ex.inputs;
+    pf.outputs = ex.outputs;
+    const GraphCost gc = graph_cost(ex.graph);
+    pf.cost.ops = static_cast<std::int64_t>(ex.graph.size());
+    pf.cost.macs = gc.macs;
+    pf.cost.params = gc.params;
+    pf.cost.weight_bytes = gc.weight_bytes;
+    pf.cost.compute_ms = est.fragment_seconds[f] * 1e3;
+    const FragmentVerdict verdict = oracle.judge(ex.graph);
+    pf.oracle_verdict = std::string(verdict_name(verdict.verdict));
+    pf.dpu_subgraphs = verdict.dpu_subgraphs;
+    for (const auto& finding : verdict.findings) pf.oracle_findings.push_back(to_finding(finding));
+    plan.fragments.push_back(std::move(pf));
+    result.fragments.push_back(std::move(ex.graph));
+  }
+  check_plan(plan);
+  return result;
+}
+
+}  // namespace dpushard

@@ -1,0 +1,40 @@
+#pragma once
+// The strategies. Each turns the unit graph into a partition for `nodes` node slots, or
+// says why it cannot (`why_not`), so auto can compare what is possible.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "partition.hpp"
+
+namespace dpushard::split {
+
+struct StrategyInput {
+  const UnitGraph& graph;
+  const CostModel& cost;
+  int nodes = 1;
+  Objective objective = Objective::Latency;
+  bool output_fix = true;
+  double min_parallel_fraction = 0.05;
+};
+
+// Every node runs the whole model (data parallel).
+Partition plan_replicate(const StrategyInput& in);
+
+// Stages cut where one fixed tensor is live, balanced by predicted cost (DP over the cut
+// points). `cuts` are requested unit positions (see pipeline_cut_for); empty: choose.
+std::optional<Partition> plan_pipeline(const StrategyInput& in,
+                                       const std::vector<std::size_t>& cuts, std::string& why_not);
+
+// Where a cut requested after op `op` lands: the position (in graph.order()) of the last
+// unit before it. Moves it to the nearest legal cut and records why in `adjustments`;
+// throws dpushard::Error when the model has no legal cut at all.
+std::size_t pipeline_cut_for(const UnitGraph& graph, const std::string& op,
+                             std::vector<PlanAdjustment>& adjustments);
+
+// Stem / branches / tail around the most parallel fork-join, branches spread over the nodes
+// (LPT), stem and tail placed to minimise the objective and then the bytes moved.
+std::optional<Partition> plan_experts(const StrategyInput& in, std::string& why_not);
+
+}  // namespace dpushard::split

@@ -1,0 +1,125 @@
+// The invariant: for zoo models (CNN and ConvViT, several expert counts) and the real
+// ResNet-20 fixture, on 1 to 4 nodes and with every strategy, running the plan's fragments
+// in plan order gives outputs bit-identical to the whole model on the ref backend.
+// (An imported torchvision model joins this list with the ONNX importer.)
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "dpushard/xmodel.hpp"
+#include "dpushard/zoo.hpp"
+#include "split/split_helpers.hpp"
+#include "xmodel/fixtures.hpp"
+
+namespace dpushard {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ScratchDir;
+
+struct Case {
+  std::string name;
+  std::function<Graph()> make;
+  int experts = 0;  // fork-join branches the planner should find (0: none worth it)
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (int k : {1, 2, 3, 5}) {
+    ZooSpec spec;
+    spec.params = 1'000'000;
+    spec.experts = k;
+    spec.input = {32, 32, 3};
+    spec.classes = 10;
+    out.push_back({"cnn_" + std::to_string(k), [spec] { return make_cnn(spec); }, k > 1 ? k : 0});
+    out.push_back(
+        {"convvit_" + std::to_string(k), [spec] { return make_convvit(spec); }, k > 1 ? k : 0});
+  }
+  ZooSpec sum;
+  sum.params = 1'000'000;
+  sum.experts = 3;
+  sum.input = {32, 32, 3};
+  sum.classes = 10;
+  sum.join = ZooJoin::Sum;
+  out.push_back({"cnn_sum_3", [sum] { return make_cnn(sum); }, 3});
+  out.push_back({"resnet20", [] { return read_xmodel(testing::fixture(testing::kResNetInt)); }, 0});
+  return out;
+}
+
+class Invariant : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Invariant, FragmentsInPlanOrderEqualTheWholeModel) {
+  const Case& c = GetParam();
+  const Graph model = c.make();
+  const auto whole = testing::run_whole(model, 11);
+  ScratchDir dir;
+  struct Variant {
+    Strategy strategy;
+    Objective objective;
+    bool output_fix;
+  };
+  const std::vector<Variant> variants = {
+      {Strategy::Experts, Objective::Latency, true},
+      {Strategy::Experts, Objective::Throughput, false},
+      {Strategy::Pipeline, Objective::Throughput, true},
+      {Strategy::Pipeline, Objective::Latency, false},
+      {Strategy::Replicate, Objective::Latency, true},
+      {Strategy::Auto, Objective::Latency, true},
+      {Strategy::Auto, Objective::Throughput, true},
+  };
+  int k = 0;
+  for (int nodes = 1; nodes <= 4; ++nodes) {
+    for (const Variant& v : variants) {
+      // One node: every strategy is the whole model as one fragment; check it once.
+      if (nodes == 1 && &v != &variants.front()) continue;
+      SplitOptions o;
+      o.nodes = nodes;
+      o.strategy = v.strategy;
+      o.objective = v.objective;
+      o.output_fix = v.output_fix;
+      const std::string what = c.name + " " + std::string(strategy_name(v.strategy)) + " on " +
+                               std::to_string(nodes) + (v.output_fix ? "" : " --no-output-fix");
+      Plan plan;
+      const auto got = testing::run_split(model, o, dir.path() / std::to_string(k++), 11, &plan);
+      ASSERT_EQ(got.size(), whole.size()) << what;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].name, whole[i].name) << what;
+        EXPECT_EQ(got[i].shape, whole[i].shape) << what;
+        EXPECT_EQ(got[i].fix_point, whole[i].fix_point) << what;
+        EXPECT_EQ(sha256_hex(got[i]), sha256_hex(whole[i])) << what;
+      }
+      if (nodes == 1) {
+        EXPECT_EQ(plan.fragments.size(), 1u) << what;
+        continue;
+      }
+      for (const auto& f : plan.fragments)
+        for (const auto& t : f.outputs) EXPECT_TRUE(t.fixed || !v.output_fix) << what;
+      if (v.strategy != Strategy::Experts) continue;
+      if (c.experts > 0) {
+        EXPECT_EQ(plan.strategy, "experts") << what;
+        std::size_t branches = 0, holders = 0;
+        for (const auto& f : plan.fragments) {
+          branches += f.branches.size();
+          holders += f.role == "experts";
+        }
+        EXPECT_EQ(branches, static_cast<std::size_t>(c.experts)) << what;
+        EXPECT_EQ(holders, static_cast<std::size_t>(std::min(c.experts, nodes))) << what;
+      } else {
+        EXPECT_EQ(plan.strategy, "pipeline") << what;
+        ASSERT_FALSE(plan.adjustments.empty()) << what;
+        bool said = false;
+        for (const auto& a : plan.adjustments)
+          said = said || (a.kind == "fallback" && a.reason.find("fork-join") != std::string::npos);
+        EXPECT_TRUE(said) << what << ": the fallback must say there is no usable fork-join";
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ZooAndResNet20, Invariant, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case>& param) {
+                           return param.param.name;
+                         });
+
+}  // namespace
+}  // namespace dpushard

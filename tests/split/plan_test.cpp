@@ -1,0 +1,162 @@
+// plan.yaml: written and read back unchanged; corrupt or inconsistent plans rejected with
+// one line naming what is wrong.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "split/split_helpers.hpp"
+#include "xmodel/fixtures.hpp"
+
+namespace dpushard {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ScratchDir;
+
+class PlanFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const Graph g = testing::fork_join_model({2, 2, 2});
+    SplitOptions o;
+    o.nodes = 3;
+    o.strategy = Strategy::Experts;
+    o.model_file = "forkjoin_int.xmodel";
+    o.model_sha256 = std::string(64, 'a');
+    SplitResult r = split_model(g, o);
+    plan_ = write_split(r, dir_.path());
+  }
+
+  // The error reading the plan folder after `edit`, or "" when it reads fine.
+  std::string error_after(const std::function<void(Plan&)>& edit) {
+    Plan p = plan_;
+    edit(p);
+    write_plan(p, dir_.path());
+    try {
+      const Plan read = read_plan(dir_.path());
+      check_plan_files(read, dir_.path());
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  std::string error_of_text(const std::string& text) {
+    try {
+      plan_from_yaml(text, "plan.yaml");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  ScratchDir dir_;
+  Plan plan_;
+};
+
+TEST_F(PlanFiles, ReadBackEqualsWhatWasWritten) {
+  const Plan read = read_plan(dir_.path());
+  EXPECT_EQ(read, plan_);
+  EXPECT_EQ(plan_from_yaml(plan_to_yaml(plan_), "x"), plan_);
+  EXPECT_NO_THROW(check_plan_files(read, dir_.path()));
+  EXPECT_EQ(read_plan(dir_.path() / "plan.yaml"), plan_);
+  for (const auto& f : read.fragments) {
+    EXPECT_EQ(f.sha256, sha256_file(dir_.path() / f.file));
+    EXPECT_EQ(f.sha256.size(), 64u);
+  }
+}
+
+TEST_F(PlanFiles, RecordsWhatTheIssueAsksFor) {
+  const std::string text = testing::read_bytes(dir_.path() / "plan.yaml");
+  for (const char* key :
+       {"sha256:", "fragments:", "slots:", "edges:", "strategy: experts", "objective: latency",
+        "latency_ms:", "throughput_fps:", "output_fix: true",
+        "fix_point:", "compute_ms:", "verdict:", "candidates:", "adjustments:"})
+    EXPECT_THAT(text, HasSubstr(key));
+  EXPECT_EQ(plan_.model_sha256, std::string(64, 'a'));
+  EXPECT_GT(plan_.predicted.wire_bytes_per_frame, 0);
+}
+
+TEST_F(PlanFiles, RewritingRemovesStaleFragments) {
+  testing::write_bytes(dir_.path() / "fragments" / "old_int.xmodel", "stale");
+  SplitResult r = split_model(testing::fork_join_model({2, 2, 2}), SplitOptions{});
+  write_split(r, dir_.path());
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "fragments" / "old_int.xmodel"));
+  EXPECT_NO_THROW(check_plan_files(read_plan(dir_.path()), dir_.path()));
+}
+
+TEST_F(PlanFiles, InconsistentPlansAreRejectedNamingTheFault) {
+  const std::string first = plan_.fragments[0].name;
+  const std::string second = plan_.fragments[1].name;
+  const std::vector<std::pair<std::function<void(Plan&)>, std::string>> cases = {
+      {[](Plan& p) { p.fragments[1].file = "fragments/missing_int.xmodel"; }, "is missing"},
+      {[](Plan& p) { p.fragments[1].sha256 = std::string(64, '0'); }, "has sha256"},
+      {[](Plan& p) { p.edges[1].input = "ghost"; }, "is not an input of"},
+      {[](Plan& p) { p.edges[1].output = "ghost"; }, "is not an output of"},
+      {[](Plan& p) { p.edges[1].from = "nowhere"; }, "unknown fragment 'nowhere'"},
+      {[](Plan& p) { p.fragments[1].inputs[0].shape[1] += 1; }, "shape"},
+      {[](Plan& p) { p.fragments[1].inputs[0].fix_point += 1; }, "fix_point"},
+      {[](Plan& p) { p.edges.push_back(p.edges[1]); }, "fed twice"},
+      {[](Plan& p) { std::swap(p.fragments[0], p.fragments[1]); }, "does not come before"},
+      {[](Plan& p) { p.fragments[0].file = "../escape_int.xmodel"; }, "relative path"},
+      {[](Plan& p) { p.fragments[0].nodes = {7}; }, "outside"},
+      {[](Plan& p) { p.fragments[1].name = p.fragments[0].name; }, "duplicate"},
+      {[](Plan& p) { p.edges.erase(p.edges.begin()); }, "fed by no edge"},
+      {[](Plan& p) { p.strategy = "magic"; }, "strategy"},
+      {[](Plan& p) { p.edges.back().bytes += 1; }, "bytes"},
+      {[&](Plan& p) {
+         // Another fragment's file, with its hash: its inputs are not the ones recorded.
+         p.fragments[1].file = p.fragments[2].file;
+         p.fragments[1].sha256 = p.fragments[2].sha256;
+       },
+       "in the file but"},
+  };
+  for (const auto& [edit, expected] : cases) {
+    const std::string msg = error_after(edit);
+    EXPECT_THAT(msg, HasSubstr(expected));
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  (void)first;
+  (void)second;
+}
+
+TEST_F(PlanFiles, BadYamlIsRejectedNamingTheField) {
+  const std::string good = plan_to_yaml(plan_);
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    const auto at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"version: 1\nmodel: [", "line"},
+      {replaced("version: 1", "version: 2"), "unsupported version"},
+      {replaced("objective: latency", "objectiv: latency"), "objectiv"},
+      {replaced("nodes: 3", "nodes: three"), "nodes"},
+      {replaced("output_fix: true", ""), "output_fix"},
+      {"", "expected a map"},
+  };
+  for (const auto& [text, expected] : cases) {
+    const std::string msg = error_of_text(text);
+    EXPECT_THAT(msg, HasSubstr(expected)) << text.substr(0, 40);
+    EXPECT_THAT(msg, HasSubstr("plan.yaml"));
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  EXPECT_THROW(read_plan(dir_.path() / "nope"), Error);
+}
+
+TEST_F(PlanFiles, RunChecksItsInputs) {
+  std::vector<QTensor> inputs;
+  EXPECT_THROW(run_plan_locally(plan_, dir_.path(), inputs), Error);
+  const auto& t = plan_.model_inputs.front();
+  inputs.push_back(random_qtensor(t.name, {1, 2}, t.fix_point, 1));
+  EXPECT_THROW(run_plan_locally(plan_, dir_.path(), inputs), Error);
+  LocalRunOptions bad;
+  bad.backend = "no-such-backend";
+  inputs = {random_qtensor(t.name, t.shape, t.fix_point, 1)};
+  EXPECT_THROW(run_plan_locally(plan_, dir_.path(), inputs, bad), Error);
+}
+
+}  // namespace
+}  // namespace dpushard

@@ -1,0 +1,358 @@
+// The planner on hand-built graphs of known structure: units, fork-join detection,
+// pipeline cut points and --cuts, the output fix operator, the naive split, the cost model.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "fork_join.hpp"
+#include "split/split_helpers.hpp"
+#include "unit_graph.hpp"
+#include "xmodel/fixtures.hpp"
+
+namespace dpushard {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ScratchDir;
+
+bool same_bytes(const std::vector<QTensor>& a, const std::vector<QTensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].data != b[i].data || a[i].name != b[i].name || a[i].fix_point != b[i].fix_point)
+      return false;
+  return true;
+}
+
+const PlanAdjustment* find_adjustment(const Plan& plan, const std::string& kind) {
+  for (const auto& a : plan.adjustments)
+    if (a.kind == kind) return &a;
+  return nullptr;
+}
+
+std::unique_ptr<CostModel> roofline() { return make_roofline_cost_model(); }
+
+TEST(Units, ChainsStayTogetherAndInputsStandAlone) {
+  const Graph g = testing::chain_model(3);
+  auto cost = roofline();
+  const split::UnitGraph units(g, Oracle::builtin(), *cost);
+  // x -> fix, then three conv -> relu -> fix units.
+  ASSERT_EQ(units.units().size(), 4u);
+  EXPECT_TRUE(units.unit(units.order().front()).is_input);
+  for (std::size_t i = 1; i < 4; ++i) EXPECT_EQ(units.unit(units.order()[i]).ops.size(), 3u);
+  EXPECT_EQ(units.tensors().size(), 4u);  // the input and the three conv outputs
+}
+
+TEST(ForkJoin, FindsTheBranchesBetweenForkAndJoin) {
+  const Graph g = testing::fork_join_model({1, 2, 3});
+  auto cost = roofline();
+  const split::UnitGraph units(g, Oracle::builtin(), *cost);
+  const auto found = split::find_fork_joins(units);
+  ASSERT_FALSE(found.empty());
+  const auto& fj = found.front();
+  EXPECT_EQ(split::unit_name(units, fj.fork), "stem_fix");
+  ASSERT_TRUE(fj.join.has_value());
+  EXPECT_EQ(split::unit_name(units, *fj.join), "join_fix");
+  ASSERT_EQ(fj.branches.size(), 3u);
+  std::vector<std::size_t> sizes;
+  for (const auto& b : fj.branches) sizes.push_back(b.size());
+  std::sort(sizes.begin(), sizes.end());
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{1, 2, 3}));
+  EXPECT_NEAR(fj.parallel_seconds,
+              fj.branch_seconds[0] + fj.branch_seconds[1] + fj.branch_seconds[2] -
+                  *std::max_element(fj.branch_seconds.begin(), fj.branch_seconds.end()),
+              1e-15);
+}
+
+TEST(ForkJoin, NoneInAChain) {
+  const Graph g = testing::chain_model(4);
+  auto cost = roofline();
+  EXPECT_TRUE(split::find_fork_joins(split::UnitGraph(g, Oracle::builtin(), *cost)).empty());
+}
+
+TEST(Experts, SpreadsAnyNumberOfBranchesOverAnyNumberOfNodes) {
+  ScratchDir dir;
+  for (int k : {2, 3, 5}) {
+    const Graph g = testing::fork_join_model(std::vector<int>(static_cast<std::size_t>(k), 2));
+    const auto whole = testing::run_whole(g, 3);
+    for (int n : {2, 3, 4}) {
+      SplitOptions o;
+      o.nodes = n;
+      o.strategy = Strategy::Experts;
+      Plan plan;
+      const auto got =
+          testing::run_split(g, o, dir.path() / ("p" + std::to_string(k * 10 + n)), 3, &plan);
+      EXPECT_TRUE(same_bytes(got, whole)) << k << " branches on " << n << " nodes";
+      EXPECT_EQ(plan.strategy, "experts");
+      int expert_fragments = 0;
+      std::size_t branches = 0;
+      std::vector<int> branch_count;
+      for (const auto& f : plan.fragments)
+        if (f.role == "experts") {
+          ++expert_fragments;
+          branches += f.branches.size();
+          branch_count.push_back(static_cast<int>(f.branches.size()));
+        }
+      EXPECT_EQ(expert_fragments, std::min(k, n));
+      EXPECT_EQ(branches, static_cast<std::size_t>(k));
+      // Equal branches: LPT gives every node holding branches ceil or floor of k / n.
+      for (int c : branch_count) EXPECT_LE(c, (k + n - 1) / n);
+      EXPECT_EQ(plan.fragments.front().role, "stem");
+      EXPECT_EQ(plan.fragments.back().role, "tail");
+    }
+  }
+}
+
+TEST(Experts, ForkAtTheModelInputNeedsNoStem) {
+  ScratchDir dir;
+  const Graph g = testing::fork_join_model({2, 2, 2}, false);
+  SplitOptions o;
+  o.nodes = 3;
+  o.strategy = Strategy::Experts;
+  Plan plan;
+  const auto got = testing::run_split(g, o, dir.path(), 4, &plan);
+  EXPECT_TRUE(same_bytes(got, testing::run_whole(g, 4)));
+  EXPECT_EQ(plan.strategy, "experts");
+  for (const auto& f : plan.fragments) EXPECT_NE(f.role, "stem");
+  int from_model = 0;
+  for (const auto& e : plan.edges) from_model += e.from == "model";
+  EXPECT_EQ(from_model, 3);  // every expert fragment reads the input directly
+}
+
+TEST(Experts, AStemTensorAlsoReadByTheTailIsKeptAsAnOutput) {
+  ScratchDir dir;
+  GraphBuilder b("skip_to_tail");
+  const Value x = b.input("x", {1, 8, 8, 8}, 5);
+  const Value s1 = testing::conv(b, "s1", x, 8);
+  const Value s2 = testing::conv(b, "s2", s1, 8);
+  const Value b0 = testing::conv(b, "b0", testing::conv(b, "b0a", s2, 8), 8);
+  const Value b1 = testing::conv(b, "b1", testing::conv(b, "b1a", s2, 8), 8);
+  const Value join = b.add("join", {b0, b1}, 5);
+  testing::conv(b, "head", b.add("skip", {join, s1}, 5), 8);
+  const Graph g = b.finish();
+  SplitOptions o;
+  o.nodes = 2;
+  o.strategy = Strategy::Experts;
+  Plan plan;
+  EXPECT_TRUE(
+      same_bytes(testing::run_split(g, o, dir.path(), 12, &plan), testing::run_whole(g, 12)));
+  EXPECT_EQ(plan.strategy, "experts");
+  const auto* kept = find_adjustment(plan, "output_ops");
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(kept->at, "s1_fix");
+  EXPECT_EQ(plan.fragment("stem").oracle_verdict, "dpu+boundary");
+}
+
+TEST(Experts, NoForkJoinFallsBackToPipelineAndSaysWhy) {
+  ScratchDir dir;
+  const Graph g = testing::chain_model(4);
+  SplitOptions o;
+  o.nodes = 2;
+  o.strategy = Strategy::Experts;
+  Plan plan;
+  testing::run_split(g, o, dir.path(), 1, &plan);
+  EXPECT_EQ(plan.strategy, "pipeline");
+  EXPECT_EQ(plan.requested_strategy, "experts");
+  const auto* fallback = find_adjustment(plan, "fallback");
+  ASSERT_NE(fallback, nullptr);
+  EXPECT_THAT(fallback->reason, HasSubstr("no fork-join"));
+}
+
+TEST(Pipeline, CutsOnlyWhereOneTensorIsLiveAndBalances) {
+  ScratchDir dir;
+  const Graph g = testing::chain_model(6);
+  const auto whole = testing::run_whole(g, 2);
+  for (int n : {2, 3, 4}) {
+    SplitOptions o;
+    o.nodes = n;
+    o.strategy = Strategy::Pipeline;
+    o.objective = Objective::Throughput;
+    Plan plan;
+    EXPECT_TRUE(
+        same_bytes(testing::run_split(g, o, dir.path() / std::to_string(n), 2, &plan), whole));
+    ASSERT_EQ(plan.fragments.size(), static_cast<std::size_t>(n));
+    // Six equal convs: stages differ by at most one conv.
+    std::vector<std::int64_t> macs;
+    for (const auto& f : plan.fragments) macs.push_back(f.cost.macs);
+    const auto [lo, hi] = std::minmax_element(macs.begin(), macs.end());
+    EXPECT_LE(*hi - *lo, plan.fragments.front().cost.macs) << n;
+    for (const auto& f : plan.fragments) EXPECT_EQ(f.oracle_verdict, "dpu");
+  }
+  // A skip connection over two convs: no legal cut inside it.
+  GraphBuilder b("skip");
+  Value x = b.input("x", {1, 8, 8, 8}, 5);
+  x = testing::conv(b, "a", x, 8);
+  Value y = testing::conv(b, "b", x, 8);
+  y = testing::conv(b, "c", y, 8);
+  const Value s = b.add("sum", {x, y}, 5);
+  testing::conv(b, "d", s, 8);
+  const Graph skip = b.finish();
+  SplitOptions o;
+  o.nodes = 4;
+  o.strategy = Strategy::Pipeline;
+  Plan plan;
+  EXPECT_TRUE(same_bytes(testing::run_split(skip, o, dir.path() / "skip", 5, &plan),
+                         testing::run_whole(skip, 5)));
+  for (const auto& e : plan.edges) {
+    if (e.from != "model" && e.to != "model") {
+      EXPECT_TRUE(e.output == "a_fix" || e.output == "sum_fix") << e.output;
+    }
+  }
+  EXPECT_NE(find_adjustment(plan, "fewer_stages"), nullptr);
+}
+
+TEST(Pipeline, RequestedCutsMoveToSafePointsOrGetAnExplicitFix) {
+  ScratchDir dir;
+  GraphBuilder b("cuts");
+  Value x = b.input("x", {1, 8, 8, 8}, 5);
+  x = testing::conv(b, "a", x, 8);
+  const Value r = b.reshape("tokens", x, {1, 64, 8});
+  const Value back = b.reshape("image", r, {1, 8, 8, 8});
+  testing::conv(b, "b", back, 8);
+  const Graph g = b.finish();
+  const auto whole = testing::run_whole(g, 6);
+
+  SplitOptions o;
+  o.nodes = 2;
+  o.strategy = Strategy::Pipeline;
+  o.cuts = {"a"};  // the conv itself: its value is a float inside conv -> relu -> fix
+  Plan plan;
+  EXPECT_TRUE(same_bytes(testing::run_split(g, o, dir.path() / "conv", 6, &plan), whole));
+  const auto* moved = find_adjustment(plan, "moved_cut");
+  ASSERT_NE(moved, nullptr);
+  EXPECT_EQ(moved->to, "a_fix");
+  EXPECT_THAT(moved->reason, HasSubstr("not produced by a fix"));
+
+  o.cuts = {"tokens"};  // a layout op over a fix: an explicit fix is inserted after it
+  EXPECT_TRUE(same_bytes(testing::run_split(g, o, dir.path() / "layout", 6, &plan), whole));
+  const auto* inserted = find_adjustment(plan, "inserted_fix");
+  ASSERT_NE(inserted, nullptr);
+  EXPECT_EQ(inserted->at, "tokens");
+  EXPECT_EQ(plan.fragments.front().outputs.front().name, "tokens");
+  EXPECT_EQ(plan.fragments.front().oracle_verdict, "dpu");
+
+  o.cuts = {"a_w"};
+  EXPECT_THROW(split_model(g, o), Error);
+  o.cuts = {"nope"};
+  EXPECT_THROW(split_model(g, o), Error);
+  o.cuts = {"a"};
+  o.nodes = 1;
+  EXPECT_THROW(split_model(g, o), Error);
+}
+
+TEST(OutputFix, ALayoutModelOutputGetsAnExplicitFix) {
+  ScratchDir dir;
+  GraphBuilder b("flat");
+  Value x = b.input("x", {1, 4, 4, 8}, 5);
+  x = testing::conv(b, "a", x, 8);
+  x = testing::conv(b, "b", x, 8);
+  b.flatten("out", x, 1, 3);
+  const Graph g = b.finish();
+  SplitOptions o;
+  o.nodes = 2;
+  o.strategy = Strategy::Pipeline;
+  Plan plan;
+  EXPECT_TRUE(same_bytes(testing::run_split(g, o, dir.path(), 8, &plan), testing::run_whole(g, 8)));
+  const auto* inserted = find_adjustment(plan, "inserted_fix");
+  ASSERT_NE(inserted, nullptr);
+  EXPECT_EQ(inserted->at, "out");
+  for (const auto& f : plan.fragments) EXPECT_EQ(f.oracle_verdict, "dpu") << f.name;
+}
+
+TEST(NaiveSplit, EndsBeforeTheFixRunsIdenticallyAndIsMarked) {
+  ScratchDir dir;
+  const Graph g = testing::chain_model(4);
+  const auto whole = testing::run_whole(g, 9);
+  SplitOptions o;
+  o.nodes = 2;
+  o.strategy = Strategy::Pipeline;
+  Plan fixed_plan, naive_plan;
+  testing::run_split(g, o, dir.path() / "fixed", 9, &fixed_plan);
+  o.output_fix = false;
+  EXPECT_TRUE(same_bytes(testing::run_split(g, o, dir.path() / "naive", 9, &naive_plan), whole));
+  EXPECT_FALSE(naive_plan.output_fix);
+  const auto* naive = find_adjustment(naive_plan, "naive_cut");
+  ASSERT_NE(naive, nullptr);
+  const PlanTensor& out = naive_plan.fragments.front().outputs.front();
+  EXPECT_FALSE(out.fixed);
+  EXPECT_EQ(out.name, naive->to);  // the relu before the fix
+  for (const auto& e : naive_plan.edges) {
+    if (e.output == out.name) {
+      EXPECT_EQ(e.bytes, out.element_count() * 4);
+    }
+  }
+  // The oracle sees the trailing conv go to the CPU, and the cost model charges for it.
+  EXPECT_EQ(naive_plan.fragments.front().oracle_verdict, "cpu");
+  EXPECT_GT(naive_plan.predicted.latency_ms, fixed_plan.predicted.latency_ms);
+  EXPECT_GT(naive_plan.fragments.front().cost.compute_ms,
+            fixed_plan.fragments.front().cost.compute_ms);
+}
+
+TEST(CostModel, RooflineFollowsItsParameters) {
+  GraphBuilder b("one");
+  const Value x = b.input("x", {1, 8, 8, 16}, 5);
+  testing::conv(b, "c", x, 16, 3, false);
+  const Graph g = b.finish();
+  RooflineParams p;
+  auto model = make_roofline_cost_model(p);
+  const Op& c = g.op("c");
+  const double macs = 8.0 * 8 * 16 * 9 * 16;
+  const double bytes = 16.0 * 9 * 16 + 16 + 8 * 8 * 16 * 2;
+  const double dpu = std::max(macs / (p.dpu_peak_gmacs * 1e9 * p.dpu_efficiency),
+                              bytes / (p.ddr_gbytes_per_s * 1e9 * p.ddr_efficiency));
+  EXPECT_NEAR(model->op_seconds(g, c, Device::Dpu), dpu, 1e-12);
+  EXPECT_NEAR(model->op_seconds(g, c, Device::Cpu),
+              macs / (p.cpu_gmacs * 1e9) + 2 * 8 * 8 * 16 * p.cpu_ns_per_element * 1e-9, 1e-12);
+  EXPECT_NEAR(model->transfer_seconds(118'672'302),
+              p.link_latency_ms * 1e-3 + 118'672'302 / (125e6 * p.link_efficiency), 1e-9);
+  EXPECT_EQ(model->transfer_seconds(0), 0.0);
+  p.link_gbps = 10;
+  EXPECT_LT(make_roofline_cost_model(p)->transfer_seconds(1'000'000),
+            model->transfer_seconds(1'000'000));
+  p.link_gbps = 0;
+  EXPECT_THROW(make_roofline_cost_model(p), Error);
+}
+
+TEST(Auto, PicksTheBestCandidateForTheObjective) {
+  ScratchDir dir;
+  const Graph g = testing::fork_join_model({3, 3, 3});
+  for (Objective objective : {Objective::Latency, Objective::Throughput}) {
+    SplitOptions o;
+    o.nodes = 3;
+    o.objective = objective;
+    const SplitResult r = split_model(g, o);
+    ASSERT_EQ(r.plan.candidates.size(), 3u);
+    for (const auto& c : r.plan.candidates) {
+      if (!c.note.empty()) continue;
+      if (objective == Objective::Latency) {
+        EXPECT_LE(r.plan.predicted.latency_ms, c.predicted.latency_ms + 1e-9) << c.strategy;
+      } else {
+        EXPECT_GE(r.plan.predicted.throughput_fps, c.predicted.throughput_fps - 1e-9) << c.strategy;
+      }
+    }
+  }
+  // Replicate: every node a whole model, throughput N times one node's.
+  SplitOptions o;
+  o.nodes = 4;
+  o.strategy = Strategy::Replicate;
+  const SplitResult r = split_model(g, o);
+  ASSERT_EQ(r.plan.fragments.size(), 1u);
+  EXPECT_EQ(r.plan.fragments.front().nodes, (std::vector<int>{0, 1, 2, 3}));
+  o.nodes = 1;
+  const SplitResult one = split_model(g, o);
+  EXPECT_GT(r.plan.predicted.throughput_fps, 2.0 * one.plan.predicted.throughput_fps);
+}
+
+TEST(Split, RefusesWhatItCannotSplit) {
+  SplitOptions o;
+  o.nodes = 0;
+  EXPECT_THROW(split_model(testing::chain_model(2), o), Error);
+  o.nodes = 2;
+  o.strategy = Strategy::Experts;
+  o.cuts = {"c0"};
+  EXPECT_THROW(split_model(testing::chain_model(2), o), Error);
+}
+
+}  // namespace
+}  // namespace dpushard

@@ -1,0 +1,182 @@
+// dpushard split FILE.xmodel --nodes N [--strategy experts|pipeline|replicate|auto]
+//   [--objective latency|throughput] [--no-output-fix] [--link-gbps G] [--cuts OP,...]
+//   [--oracle FILE] [--min-parallel F] -o PLAN_DIR [--json]
+// Cuts an `_int` model into fragments for N nodes and writes PLAN_DIR/plan.yaml and
+// PLAN_DIR/fragments/<name>_int.xmodel (docs/splitting.md, docs/plan.md).
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "dpushard/split.hpp"
+#include "dpushard/xmodel.hpp"
+
+namespace dpushard::cli {
+namespace {
+
+struct SplitCliOptions {
+  std::string file;
+  int nodes = 1;
+  std::string strategy = "auto";
+  std::string objective = "latency";
+  bool no_output_fix = false;
+  double link_gbps = 1.0;
+  std::vector<std::string> cuts;
+  std::string oracle;
+  double min_parallel = 0.05;
+  std::string output;
+  bool json = false;
+};
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::int64_t bytes_out(const PlanFragment& f) {
+  std::int64_t n = 0;
+  for (const auto& t : f.outputs) n += t.wire_bytes();
+  return n;
+}
+
+nlohmann::json to_json(const Plan& plan, const std::string& dir) {
+  nlohmann::json j = {{"plan", dir},
+                      {"model", plan.model_file},
+                      {"model_sha256", plan.model_sha256},
+                      {"strategy", plan.strategy},
+                      {"requested_strategy", plan.requested_strategy},
+                      {"objective", plan.objective},
+                      {"nodes", plan.nodes},
+                      {"output_fix", plan.output_fix},
+                      {"structure", plan.structure},
+                      {"predicted",
+                       {{"latency_ms", plan.predicted.latency_ms},
+                        {"throughput_fps", plan.predicted.throughput_fps},
+                        {"wire_bytes_per_frame", plan.predicted.wire_bytes_per_frame},
+                        {"io_bytes_per_frame", plan.predicted.io_bytes_per_frame}}},
+                      {"fragments", nlohmann::json::array()},
+                      {"candidates", nlohmann::json::array()},
+                      {"adjustments", nlohmann::json::array()}};
+  for (const auto& f : plan.fragments)
+    j["fragments"].push_back({{"name", f.name},
+                              {"role", f.role},
+                              {"file", f.file},
+                              {"sha256", f.sha256},
+                              {"nodes", f.nodes},
+                              {"macs", f.cost.macs},
+                              {"params", f.cost.params},
+                              {"compute_ms", f.cost.compute_ms},
+                              {"output_bytes", bytes_out(f)},
+                              {"oracle", f.oracle_verdict},
+                              {"dpu_subgraphs", f.dpu_subgraphs}});
+  for (const auto& c : plan.candidates) {
+    nlohmann::json cj = {{"strategy", c.strategy}};
+    if (c.note.empty()) {
+      cj["latency_ms"] = c.predicted.latency_ms;
+      cj["throughput_fps"] = c.predicted.throughput_fps;
+      cj["wire_bytes_per_frame"] = c.predicted.wire_bytes_per_frame;
+    } else {
+      cj["not_possible"] = c.note;
+    }
+    j["candidates"].push_back(cj);
+  }
+  for (const auto& a : plan.adjustments)
+    j["adjustments"].push_back(
+        {{"kind", a.kind}, {"at", a.at}, {"to", a.to}, {"reason", a.reason}});
+  return j;
+}
+
+void print_human(const Plan& plan, const std::string& dir) {
+  std::ostringstream out;
+  out << "split: " << plan.model_file << " -> " << dir << ": " << plan.strategy;
+  if (plan.strategy != plan.requested_strategy) out << " (asked " << plan.requested_strategy << ")";
+  out << " on " << plan.nodes << " node" << (plan.nodes == 1 ? "" : "s") << ", objective "
+      << plan.objective << (plan.output_fix ? "" : ", NO output fix (ablation)") << "\n";
+  out << "  " << plan.structure << "\n";
+  out << "  predicted: latency " << fixed(plan.predicted.latency_ms, 3) << " ms, throughput "
+      << fixed(plan.predicted.throughput_fps, 1) << " fps, " << plan.predicted.wire_bytes_per_frame
+      << " bytes/frame between nodes\n";
+  for (const auto& f : plan.fragments) {
+    out << "  " << f.name << " on node";
+    for (int n : f.nodes) out << " " << n;
+    out << ": " << human_count(f.cost.macs) << " MACs, " << human_count(f.cost.params)
+        << " params, " << fixed(f.cost.compute_ms, 3) << " ms, sends " << bytes_out(f)
+        << " bytes, oracle " << f.oracle_verdict << "\n";
+  }
+  for (const auto& c : plan.candidates) {
+    out << "  candidate " << c.strategy << ": ";
+    if (c.note.empty()) {
+      out << fixed(c.predicted.latency_ms, 3) << " ms, " << fixed(c.predicted.throughput_fps, 1)
+          << " fps, " << c.predicted.wire_bytes_per_frame << " bytes/frame\n";
+    } else {
+      out << "not possible: " << c.note << "\n";
+    }
+  }
+  for (const auto& a : plan.adjustments) out << "  " << a.kind << ": " << a.reason << "\n";
+  std::cerr << out.str();
+}
+
+int run_split(const SplitCliOptions& o) {
+  const Graph model = read_xmodel(o.file);
+  std::unique_ptr<Oracle> oracle;
+  if (!o.oracle.empty()) oracle = std::make_unique<Oracle>(Oracle::load(o.oracle));
+  SplitOptions options;
+  options.nodes = o.nodes;
+  options.strategy = parse_strategy(o.strategy);
+  options.objective = parse_objective(o.objective);
+  options.output_fix = !o.no_output_fix;
+  options.link_gbps = o.link_gbps;
+  options.cuts = o.cuts;
+  options.min_parallel_fraction = o.min_parallel;
+  options.oracle = oracle.get();
+  options.model_file = o.file;
+  options.model_sha256 = sha256_file(o.file);
+  SplitResult result = split_model(model, options);
+  const Plan plan = write_split(result, o.output);
+  if (o.json) {
+    print_json(to_json(plan, o.output));
+  } else {
+    print_human(plan, o.output);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_split_command(CLI::App& app) {
+  auto options = std::make_shared<SplitCliOptions>();
+  SplitCliOptions& o = *options;
+  CLI::App* sub = app.add_subcommand("split", "Cut an _int model into fragments for N nodes");
+  sub->add_option("file", o.file, "The _int xmodel to split")->required();
+  sub->add_option("--nodes", o.nodes, "Node slots")->required()->check(CLI::Range(1, 1024));
+  sub->add_option("--strategy", o.strategy, "experts, pipeline, replicate or auto")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"experts", "pipeline", "replicate", "auto"}));
+  sub->add_option("--objective", o.objective, "What auto optimises: latency or throughput")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"latency", "throughput"}));
+  sub->add_flag("--no-output-fix", o.no_output_fix,
+                "Naive split for the ablation: fragments end before their output fix");
+  sub->add_option("--link-gbps", o.link_gbps, "Link speed between nodes, Gb/s")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--cuts", o.cuts, "pipeline: ops to cut after (moved to safe points)")
+      ->delimiter(',');
+  sub->add_option("--oracle", o.oracle, "Compiler oracle YAML (default: the built-in KV260 one)")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--min-parallel", o.min_parallel,
+                  "experts: smallest share of the model's time a fork-join must overlap")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("-o,--output", o.output, "The plan folder to write")->required();
+  sub->add_flag("--json", o.json, "Print the plan summary as one JSON object on stdout");
+  return {sub, [options] { return run_split(*options); }};
+}
+
+}  // namespace dpushard::cli
