@@ -1,0 +1,99 @@
+#pragma once
+// Running a plan on a cluster of workers (docs/cluster.md): cluster.yaml, and the
+// orchestrator that uploads fragments, sends routing tables, streams frames with a
+// bounded number in flight and collects outputs. Tensors go from the node that produces
+// them straight to the node that consumes them; the orchestrator only injects inputs and
+// collects outputs.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "dpushard/plan.hpp"
+#include "dpushard/protocol.hpp"
+
+namespace dpushard::cluster {
+
+struct NodeConfig {
+  std::string name;
+  std::string address;  // HOST:PORT of its `dpushard worker`
+  std::string backend;  // the backend the worker must run; empty: any
+  std::string target;   // the hardware it stands for ("kv260", "host", ...); informative
+  int line = 0;         // in cluster.yaml
+};
+
+struct ClusterConfig {
+  std::filesystem::path source;
+  std::vector<NodeConfig> nodes;
+  double link_gbps = 1.0;
+  std::filesystem::path token_file;  // resolved against the file's folder; empty: none
+  std::string token;                 // its content
+};
+
+// Reads cluster.yaml. Errors are one line "FILE:LINE: problem".
+ClusterConfig read_cluster_config(const std::filesystem::path& path);
+ClusterConfig parse_cluster_config(const std::string& text, const std::string& origin,
+                                   const std::filesystem::path& base_dir);
+
+struct RunOptions {
+  std::int64_t frames = 16;
+  int inflight = 2;
+  std::uint64_t seed = 0;  // frame 0's inputs are those `dpushard exec --seed` uses
+  std::string name = "orchestrator";
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds heartbeat_interval{500};
+  std::chrono::milliseconds peer_timeout{3000};    // silence after which a node is dead
+  std::chrono::milliseconds load_timeout{600000};  // uploads and fragment preparation
+  std::chrono::milliseconds frame_timeout{600000};  // one frame in flight at most this long
+  bool shutdown_workers = false;  // send SHUTDOWN to every worker at the end
+  // Keep the sha256 of every frame's outputs (frame f's inputs use seed + f % 4).
+  bool hash_every_frame = false;
+  net::Limits limits;
+};
+
+struct NodeResult {
+  std::string name;
+  std::string address;
+  std::string backend;
+  std::vector<std::string> fragments;
+  std::uint64_t frames_computed = 0;  // fragment runs
+  double busy_ms = 0;                 // time its backend spent computing
+  double utilization = 0;             // busy time / streaming wall time
+  std::uint64_t tensor_bytes_sent = 0;
+  std::uint32_t max_queue = 0;
+};
+
+struct RunResult {
+  bool complete = false;
+  std::string error;        // why the run stopped, when it is not complete
+  std::string failed_node;  // the node at fault, when known
+  std::int64_t failed_frame = -1;
+  std::int64_t frames_requested = 0;
+  std::int64_t frames_completed = 0;
+  int inflight = 0;
+  double wall_s = 0;  // first input sent to last output received
+  double throughput_fps = 0;
+  double latency_p50_ms = 0, latency_p90_ms = 0, latency_p99_ms = 0;
+  double latency_mean_ms = 0, latency_min_ms = 0, latency_max_ms = 0;
+  // TENSOR frames on the network per frame, headers included: inputs from the
+  // orchestrator, tensors between nodes and outputs back.
+  double wire_bytes_per_frame = 0;
+  std::uint64_t upload_bytes = 0;  // fragment bytes sent (0 when every worker had them)
+  std::uint64_t fragments_uploaded = 0;
+  std::uint64_t fragments_cached = 0;
+  std::vector<std::string> output_sha256;  // frame 0's outputs, in the plan's output order
+  std::vector<QTensor> first_outputs;      // frame 0's outputs themselves
+  std::vector<std::vector<std::string>> frame_output_sha256;  // with hash_every_frame
+  std::vector<NodeResult> nodes;
+};
+
+// Runs `plan` (from folder `plan_dir`) on `cluster`. Problems with the plan or the cluster
+// file throw dpushard::Error; anything that goes wrong once connecting starts (a refused
+// token, a dead node, a failed frame) ends the run with complete = false and an error
+// naming the node and, while streaming, the frame.
+RunResult run_on_cluster(const Plan& plan, const std::filesystem::path& plan_dir,
+                         const ClusterConfig& cluster, const RunOptions& options);
+
+}  // namespace dpushard::cluster

@@ -1,0 +1,279 @@
+#pragma once
+// The dpushard wire protocol (docs/protocol.md is the byte-exact specification).
+//
+// Every message is one frame: a fixed 20-byte header, a metadata block and an optional
+// payload (int8 tensor values or fragment bytes). All integers are little-endian. The
+// header's sizes are checked against Limits before anything is allocated; before a peer
+// has authenticated only the handshake messages, with small metadata and no payload,
+// are accepted.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "dpushard/error.hpp"
+#include "dpushard/tensor.hpp"
+
+namespace dpushard::net {
+
+inline constexpr std::uint32_t kMagic = 0x48535044;  // bytes 'D' 'P' 'S' 'H'
+inline constexpr std::uint16_t kProtocolVersion = 1;
+inline constexpr std::size_t kHeaderBytes = 20;
+inline constexpr std::size_t kDigestBytes = 32;  // sha256 hashes, nonces and HMACs
+inline constexpr std::size_t kMaxNameBytes = 4096;
+inline constexpr std::size_t kMaxTensorRank = 8;
+// TensorMsg::slot value that addresses the orchestrator; index is then a plan output.
+inline constexpr std::uint32_t kOrchestratorSlot = 0xFFFFFFFFu;
+inline constexpr std::uint64_t kNoFrame = ~std::uint64_t{0};
+
+using Digest = std::array<std::uint8_t, kDigestBytes>;
+
+enum class MessageType : std::uint16_t {
+  kHello = 0x01,
+  kChallenge = 0x02,
+  kAuth = 0x03,
+  kAuthOk = 0x04,
+  kError = 0x05,
+  kHeartbeat = 0x06,
+  kHaveQuery = 0x10,
+  kHaveReply = 0x11,
+  kUploadChunk = 0x12,
+  kUploadDone = 0x13,
+  kLoad = 0x20,
+  kLoaded = 0x21,
+  kUnload = 0x22,
+  kShutdown = 0x23,
+  kTensor = 0x30,
+  kFrameError = 0x31,
+  kStatsRequest = 0x40,
+  kStats = 0x41,
+};
+
+enum class ErrorCode : std::uint16_t {
+  kMalformed = 1,          // a frame or field that does not decode
+  kVersionMismatch = 2,    // the peer speaks another protocol version
+  kAuthFailed = 3,         // wrong token
+  kFrameTooLarge = 4,      // a size in the header exceeds the limits
+  kUnknownType = 5,        // a message type this version does not define
+  kUnexpectedMessage = 6,  // a known message at the wrong time or from the wrong role
+  kBadFragment = 7,        // hash mismatch, missing fragment, or a fragment that fails to load
+  kNoSuchJob = 8,          // a job id the worker does not hold
+  kQueueFull = 9,          // more frames in flight than the fragment queue admits
+  kComputeFailed = 10,     // the backend threw while running a frame
+  kPeerLost = 11,          // a connection to another worker closed or timed out
+  kTimeout = 12,           // no message within the peer timeout
+  kShuttingDown = 13,      // the worker is stopping
+  kInternal = 14,
+};
+
+std::string_view message_type_name(MessageType type);
+std::string_view error_code_name(ErrorCode code);
+bool is_known_message_type(std::uint16_t type);
+
+// A protocol violation: its code travels in the ERROR message sent before the peer is dropped.
+class ProtocolError : public Error {
+ public:
+  ProtocolError(ErrorCode code, const std::string& message) : Error(message), code_(code) {}
+  ErrorCode code() const { return code_; }
+
+ private:
+  ErrorCode code_;
+};
+
+struct Limits {
+  std::uint32_t max_meta_bytes = 1u << 20;
+  std::uint64_t max_payload_bytes = std::uint64_t{256} << 20;  // one tensor or upload chunk
+};
+// What a connection accepts before authentication: handshake messages only, no payload.
+inline constexpr std::uint32_t kHandshakeMaxMetaBytes = 4096;
+
+struct FrameHeader {
+  MessageType type = MessageType::kHeartbeat;
+  std::uint32_t meta_bytes = 0;
+  std::uint64_t payload_bytes = 0;
+};
+
+enum class PeerRole : std::uint8_t { kOrchestrator = 1, kWorker = 2 };
+
+// --- Messages ----------------------------------------------------------------------------
+struct Hello {
+  std::uint16_t version = kProtocolVersion;
+  PeerRole role = PeerRole::kOrchestrator;
+  std::string name;
+  Digest nonce{};
+  bool operator==(const Hello&) const = default;
+};
+struct Challenge {
+  std::uint16_t version = kProtocolVersion;
+  std::string name;
+  Digest nonce{};
+  bool operator==(const Challenge&) const = default;
+};
+struct Auth {
+  Digest mac{};
+  bool operator==(const Auth&) const = default;
+};
+struct AuthOk {
+  Digest mac{};
+  std::string backend;
+  bool operator==(const AuthOk&) const = default;
+};
+struct ErrorMsg {
+  ErrorCode code = ErrorCode::kInternal;
+  std::uint64_t frame = kNoFrame;
+  std::string message;
+  bool operator==(const ErrorMsg&) const = default;
+};
+struct Heartbeat {
+  std::uint64_t sequence = 0;
+  bool operator==(const Heartbeat&) const = default;
+};
+struct HaveQuery {
+  std::vector<Digest> hashes;
+  bool operator==(const HaveQuery&) const = default;
+};
+struct HaveReply {
+  std::vector<std::uint8_t> have;  // one 0/1 per queried hash, in query order
+  bool operator==(const HaveReply&) const = default;
+};
+struct UploadChunk {
+  Digest sha{};
+  std::uint64_t total_bytes = 0;
+  std::uint64_t offset = 0;
+  std::vector<std::int8_t> bytes;  // the payload
+  bool operator==(const UploadChunk&) const = default;
+};
+struct UploadDone {
+  Digest sha{};
+  bool operator==(const UploadDone&) const = default;
+};
+// One fragment instance: a slot on a node. The orchestrator is node "" and slot
+// kOrchestratorSlot.
+struct Target {
+  std::string node;
+  std::uint32_t slot = kOrchestratorSlot;
+  bool operator==(const Target&) const = default;
+};
+// Where one fragment output goes: an input of another fragment (on any node, this one
+// included) or a plan output at the orchestrator. A replicated consumer lists all its
+// instances; frame f goes to replicas[f % replicas.size()].
+struct Destination {
+  std::vector<Target> replicas;
+  std::uint32_t index = 0;  // the consumer's input index, or the plan output index
+  bool operator==(const Destination&) const = default;
+  const Target& target_for(std::uint64_t frame) const {
+    return replicas[static_cast<std::size_t>(frame % replicas.size())];
+  }
+};
+struct FragmentAssignment {
+  std::uint32_t slot = 0;  // the fragment's id within the job, unique across nodes
+  Digest sha{};
+  std::string name;
+  std::vector<std::vector<Destination>> outputs;  // per fragment output
+  bool operator==(const FragmentAssignment&) const = default;
+};
+struct PeerAddress {
+  std::string name;
+  std::string address;  // host:port
+  bool operator==(const PeerAddress&) const = default;
+};
+struct Load {
+  std::uint64_t job = 0;
+  std::string node;           // the name the receiving worker has in this job
+  std::uint32_t inflight = 1;  // frames the orchestrator keeps in flight at most
+  std::vector<PeerAddress> peers;
+  std::vector<FragmentAssignment> fragments;
+  bool operator==(const Load&) const = default;
+};
+struct Loaded {
+  std::uint64_t job = 0;
+  bool operator==(const Loaded&) const = default;
+};
+struct Unload {
+  std::uint64_t job = 0;
+  bool operator==(const Unload&) const = default;
+};
+struct Shutdown {
+  bool operator==(const Shutdown&) const = default;
+};
+struct TensorMsg {
+  std::uint64_t job = 0;
+  std::uint64_t frame = 0;
+  std::uint32_t slot = 0;   // consuming fragment, or kOrchestratorSlot
+  std::uint32_t index = 0;  // its input index, or the plan output index
+  QTensor tensor;           // data is the payload
+  bool operator==(const TensorMsg&) const = default;
+};
+struct FrameError {
+  std::uint64_t job = 0;
+  std::uint64_t frame = kNoFrame;
+  ErrorCode code = ErrorCode::kInternal;
+  std::string node;  // the node at fault (which may be a peer of the sender)
+  std::string message;
+  bool operator==(const FrameError&) const = default;
+};
+struct StatsRequest {
+  std::uint64_t job = 0;
+  bool operator==(const StatsRequest&) const = default;
+};
+struct FragmentStats {
+  std::uint32_t slot = 0;
+  std::uint64_t frames = 0;
+  std::uint64_t busy_ns = 0;
+  std::uint32_t max_queue = 0;  // most frames waiting for this fragment at once
+  bool operator==(const FragmentStats&) const = default;
+};
+struct Stats {
+  std::uint64_t job = 0;
+  std::vector<FragmentStats> fragments;
+  std::uint64_t tensor_bytes_sent = 0;  // TENSOR frames written to the network, headers included
+  std::uint64_t upload_bytes_received = 0;  // fragment bytes this worker ever received
+  bool operator==(const Stats&) const = default;
+};
+
+using Message =
+    std::variant<Hello, Challenge, Auth, AuthOk, ErrorMsg, Heartbeat, HaveQuery, HaveReply,
+                 UploadChunk, UploadDone, Load, Loaded, Unload, Shutdown, TensorMsg, FrameError,
+                 StatsRequest, Stats>;
+
+MessageType type_of(const Message& message);
+
+// --- Encoding ----------------------------------------------------------------------------
+// Header and metadata of `message`; the payload (tensor data or chunk bytes) is NOT
+// included, so it can be written from where it lies (scatter-gather).
+std::vector<std::uint8_t> encode_head(const Message& message);
+// The head of a TENSOR frame for `tensor`, without copying its values.
+std::vector<std::uint8_t> encode_tensor_head(std::uint64_t job, std::uint64_t frame,
+                                             std::uint32_t slot, std::uint32_t index,
+                                             const QTensor& tensor);
+// The head of an UPLOAD_CHUNK frame whose payload is `chunk_bytes` bytes.
+std::vector<std::uint8_t> encode_upload_head(const Digest& sha, std::uint64_t total_bytes,
+                                             std::uint64_t offset, std::uint64_t chunk_bytes);
+// Head and payload in one buffer (tests, fuzzing, small messages).
+std::vector<std::uint8_t> encode_frame(const Message& message);
+
+// --- Decoding ----------------------------------------------------------------------------
+// Checks magic, flags, type and sizes. `authenticated` false allows handshake messages only.
+FrameHeader parse_header(std::span<const std::uint8_t> bytes, const Limits& limits,
+                         bool authenticated);
+// Decodes the metadata of a frame whose header is `header`. Checks that the payload size
+// the header announced is the one the metadata implies (tensor element count, chunk
+// within its upload) but does not allocate it: payload_target() says where it goes.
+Message decode_meta(const FrameHeader& header, std::span<const std::uint8_t> meta,
+                    const Limits& limits);
+// The buffer that receives the payload of `message` (tensor data or chunk bytes), or
+// nullptr for messages without payload.
+std::vector<std::int8_t>* payload_target(Message& message);
+// Decodes one complete frame (exactly `bytes`). Throws ProtocolError.
+Message decode_frame(std::span<const std::uint8_t> bytes, const Limits& limits,
+                     bool authenticated);
+
+std::string digest_hex(const Digest& digest);
+Digest digest_from_hex(std::string_view hex);  // throws dpushard::Error on bad input
+
+}  // namespace dpushard::net

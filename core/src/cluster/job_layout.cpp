@@ -1,0 +1,146 @@
+// A plan laid out as one job: wire fragments, instances and routing tables.
+
+#include "job_layout.hpp"
+
+#include <algorithm>
+
+#include "dpushard/builder.hpp"
+#include "dpushard/xmodel.hpp"
+#include "net/auth.hpp"
+#include "net/file_bytes.hpp"
+
+namespace dpushard::cluster {
+
+namespace {
+
+constexpr const char* kWireSuffix = "__wire";
+
+std::string read_file(const std::filesystem::path& path, const std::string& what) {
+  std::optional<std::string> bytes = net::read_file_bytes(path);
+  if (!bytes) throw Error(what + ": cannot read " + path.string());
+  return std::move(*bytes);
+}
+
+net::Digest sha_of(const std::string& bytes) {
+  return net::sha256_of(
+      std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+}
+
+std::size_t index_of(const std::vector<PlanTensor>& tensors, const std::string& name,
+                     const std::string& what) {
+  for (std::size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == name) return i;
+  throw Error(what + ": no tensor '" + name + "'");
+}
+
+// The fragment as shipped, and the plan output name of each of its graph outputs.
+std::pair<WireFragment, std::vector<std::string>> wire_fragment(
+    const PlanFragment& fragment, const std::filesystem::path& plan_dir) {
+  const std::string what = "plan fragment '" + fragment.name + "'";
+  std::string bytes = read_file(plan_dir / fragment.file, what);
+  const net::Digest recorded = net::digest_from_hex(fragment.sha256);
+  if (!net::digests_equal(sha_of(bytes), recorded))
+    throw Error(what + ": " + (plan_dir / fragment.file).string() +
+                " does not have the sha256 the plan records");
+  std::vector<std::string> outputs;
+  for (const PlanTensor& t : fragment.outputs) outputs.push_back(t.name);
+  const bool all_fixed = std::all_of(fragment.outputs.begin(), fragment.outputs.end(),
+                                     [](const PlanTensor& t) { return t.fixed; });
+  if (!all_fixed) {
+    Graph graph = parse_xmodel(bytes, (plan_dir / fragment.file).string());
+    for (const PlanTensor& t : fragment.outputs) {
+      if (t.fixed) continue;
+      Op fix = make_fix_op(t.name + kWireSuffix, t.name, t.fix_point, t.round_mode);
+      fix.output.shape = t.shape;
+      graph.add_op(std::move(fix));
+    }
+    outputs.clear();
+    for (const Op* op : graph.outputs()) {
+      std::string name = op->name;
+      if (name.ends_with(kWireSuffix)) name.resize(name.size() - std::string(kWireSuffix).size());
+      outputs.push_back(name);
+    }
+    bytes = serialize_xmodel(graph);
+  }
+  WireFragment wire;
+  wire.sha = sha_of(bytes);
+  wire.bytes = std::make_shared<const std::string>(std::move(bytes));
+  return {std::move(wire), std::move(outputs)};
+}
+
+}  // namespace
+
+JobLayout make_job_layout(const Plan& plan, const std::filesystem::path& plan_dir,
+                          const std::vector<std::string>& node_names) {
+  check_plan(plan);
+  if (node_names.size() < static_cast<std::size_t>(plan.nodes))
+    throw Error("the plan needs " + std::to_string(plan.nodes) + " nodes, the cluster has " +
+                std::to_string(node_names.size()));
+  JobLayout layout;
+  std::map<std::string, std::size_t> fragment_index;
+  std::vector<std::vector<std::string>> graph_outputs;
+  // One slot per instance, numbered in plan order.
+  std::vector<std::vector<net::Target>> instances;
+  std::uint32_t next_slot = 0;
+  for (std::size_t k = 0; k < plan.fragments.size(); ++k) {
+    const PlanFragment& fragment = plan.fragments[k];
+    fragment_index[fragment.name] = k;
+    auto [wire, outputs] = wire_fragment(fragment, plan_dir);
+    layout.fragments.push_back(std::move(wire));
+    graph_outputs.push_back(std::move(outputs));
+    std::vector<net::Target> replicas;
+    for (int node : fragment.nodes)
+      replicas.push_back(net::Target{node_names[static_cast<std::size_t>(node)], next_slot++});
+    instances.push_back(std::move(replicas));
+  }
+
+  // The destination of an edge: a consumer fragment's input (all its instances) or a
+  // model output at the orchestrator.
+  auto destination_of = [&](const PlanEdge& edge) {
+    net::Destination d;
+    if (edge.to == "model") {
+      d.replicas = {net::Target{}};
+      d.index = static_cast<std::uint32_t>(
+          index_of(plan.model_outputs, edge.input, "model outputs"));
+      return d;
+    }
+    const std::size_t k = fragment_index.at(edge.to);
+    d.replicas = instances[k];
+    d.index = static_cast<std::uint32_t>(
+        index_of(plan.fragments[k].inputs, edge.input, "fragment '" + edge.to + "' inputs"));
+    return d;
+  };
+
+  for (const PlanEdge& edge : plan.edges) {
+    if (edge.from != "model") continue;
+    if (edge.to == "model")
+      throw Error("edge model:" + edge.output + " -> model: a model input that is also an "
+                  "output cannot run on a cluster");
+    layout.inputs.push_back(InputRoute{index_of(plan.model_inputs, edge.output, "model inputs"),
+                                       destination_of(edge)});
+  }
+
+  for (std::size_t k = 0; k < plan.fragments.size(); ++k) {
+    const PlanFragment& fragment = plan.fragments[k];
+    std::vector<std::vector<net::Destination>> routing;
+    for (const std::string& output : graph_outputs[k]) {
+      std::vector<net::Destination> destinations;
+      for (const PlanEdge& edge : plan.edges)
+        if (edge.from == fragment.name && edge.output == output)
+          destinations.push_back(destination_of(edge));
+      if (destinations.empty())
+        throw Error("plan fragment '" + fragment.name + "': output '" + output +
+                    "' goes nowhere (no edge)");
+      routing.push_back(std::move(destinations));
+    }
+    for (std::size_t r = 0; r < fragment.nodes.size(); ++r) {
+      const int node = fragment.nodes[r];
+      layout.assignments[node].push_back(net::FragmentAssignment{
+          instances[k][r].slot, layout.fragments[k].sha, fragment.name, routing});
+      layout.fragment_names[node].push_back(fragment.name);
+    }
+  }
+  return layout;
+}
+
+}  // namespace dpushard::cluster

@@ -1,0 +1,451 @@
+// The orchestrator: connect, upload what is missing, load, stream, collect, finish.
+
+#include "orchestrator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "net/auth.hpp"
+#include "net/handshake.hpp"
+
+namespace dpushard::cluster {
+
+namespace {
+
+constexpr std::size_t kUploadChunk = std::size_t{4} << 20;
+constexpr auto kStatsTimeout = std::chrono::seconds(10);
+constexpr auto kGoodbyeTimeout = std::chrono::seconds(2);
+
+std::string frames_text(std::uint64_t first, std::uint64_t last) {
+  return first == last ? "frame " + std::to_string(first)
+                       : "frames " + std::to_string(first) + "-" + std::to_string(last);
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) text += ',';
+    text += std::to_string(shape[i]);
+  }
+  return text + "]";
+}
+
+}  // namespace
+
+Orchestrator::Orchestrator(const ClusterConfig& cluster, const RunOptions& options,
+                           int node_count)
+    : cluster_(cluster),
+      options_(options),
+      buffers_(std::make_shared<net::BufferPool>()) {
+  connection_options_.limits = options.limits;
+  connection_options_.heartbeat_interval = options.heartbeat_interval;
+  connection_options_.peer_timeout = options.peer_timeout;
+  connection_options_.handshake_timeout = options.connect_timeout;
+  for (int i = 0; i < node_count; ++i)
+    links_.push_back(Link{&cluster.nodes[static_cast<std::size_t>(i)], nullptr, {}});
+  const net::Digest random = net::random_nonce();
+  std::memcpy(&job_, random.data(), sizeof job_);
+  work_.emplace(io_.get_executor());
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+Orchestrator::~Orchestrator() {
+  on_io([this] {
+    for (Link& link : links_)
+      if (link.connection) link.connection->close("run over");
+  });
+  on_io([this] { io_.stop(); });
+  work_.reset();
+  thread_.join();
+}
+
+std::string Orchestrator::describe(std::size_t node) const {
+  return "node '" + links_[node].config->name + "' (" + links_[node].config->address + ")";
+}
+
+std::size_t Orchestrator::node_index(const std::string& name) const {
+  for (std::size_t i = 0; i < links_.size(); ++i)
+    if (links_[i].config->name == name) return i;
+  return links_.size();
+}
+
+void Orchestrator::fail(std::string node, const std::string& message) {
+  RunFailure failure{std::move(node), -1, message};
+  if (!flights_.empty()) {
+    failure.frame = static_cast<std::int64_t>(flights_.begin()->first);
+    failure.message += " (" + frames_text(flights_.begin()->first, flights_.rbegin()->first) +
+                       " in flight)";
+  }
+  throw failure;
+}
+
+Event Orchestrator::next(Clock::time_point deadline, const std::string& waiting_for) {
+  std::optional<Event> event = inbox_.pop(deadline);
+  if (!event) fail("", "timed out waiting for " + waiting_for);
+  const std::size_t node = event->node;
+  const std::string& name = links_[node].config->name;
+  const std::string during =
+      flights_.empty() ? std::string() : " during frame " + std::to_string(flights_.begin()->first);
+  if (event->kind == Event::Kind::kClosed) fail(name, describe(node) + " lost" + during + ": " + event->text);
+  if (const auto* error = std::get_if<net::ErrorMsg>(&event->message))
+    fail(name, describe(node) + " refused" + during + ": " +
+                   std::string(net::error_code_name(error->code)) + ": " + error->message);
+  if (const auto* error = std::get_if<net::FrameError>(&event->message)) {
+    // A worker may report a peer of its own (a lost connection): that peer is at fault.
+    const std::size_t at_fault = node_index(error->node);
+    const std::string culprit = at_fault < links_.size() ? error->node : name;
+    std::string message = "node '" + culprit + "'";
+    if (at_fault < links_.size()) message = describe(at_fault);
+    if (error->frame != net::kNoFrame) {
+      RunFailure failure{culprit, static_cast<std::int64_t>(error->frame),
+                         message + " failed frame " + std::to_string(error->frame) + ": " +
+                             std::string(net::error_code_name(error->code)) + ": " +
+                             error->message + (culprit != name ? " (reported by '" + name + "')" : "")};
+      throw failure;
+    }
+    fail(culprit, message + " failed" + during + ": " + std::string(net::error_code_name(error->code)) +
+                      ": " + error->message + (culprit != name ? " (reported by '" + name + "')" : ""));
+  }
+  return std::move(*event);
+}
+
+void Orchestrator::send(std::size_t node, net::Message message) {
+  on_io([this, node, message = std::move(message)] {
+    if (links_[node].connection) links_[node].connection->send(message);
+  });
+}
+
+// --- connect -----------------------------------------------------------------------------
+void Orchestrator::connect() {
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    on_io([this, i] {
+      net::async_connect_to(
+          io_, links_[i].config->address, options_.connect_timeout,
+          [this, i](const std::string& error, net::tcp::socket socket) {
+            if (!error.empty()) return inbox_.push(Event{i, Event::Kind::kClosed, {}, error});
+            auto connection = net::Connection::create(std::move(socket), connection_options_,
+                                                      describe(i), buffers_);
+            links_[i].connection = connection;
+            net::start_client_handshake(
+                connection,
+                net::ClientIdentity{options_.name, net::PeerRole::kOrchestrator, cluster_.token},
+                [this, i, connection](const std::string& failure, const std::string& backend) {
+                  if (!failure.empty())
+                    return inbox_.push(Event{i, Event::Kind::kClosed, {}, failure});
+                  connection->set_message_handler([this, i](net::Message&& message) {
+                    if (std::holds_alternative<net::Heartbeat>(message)) return;
+                    inbox_.push(Event{i, Event::Kind::kMessage, std::move(message), {}});
+                  });
+                  connection->set_close_handler([this, i](const std::string& reason) {
+                    inbox_.push(Event{i, Event::Kind::kClosed, {}, reason});
+                  });
+                  inbox_.push(Event{i, Event::Kind::kReady, {}, backend});
+                });
+          });
+    });
+  }
+  const auto deadline = Clock::now() + 2 * options_.connect_timeout;
+  for (std::size_t ready = 0; ready < links_.size(); ++ready) {
+    const Event event = next(deadline, "the nodes to connect and authenticate");
+    if (event.kind != Event::Kind::kReady)
+      fail(links_[event.node].config->name, describe(event.node) + ": unexpected " +
+                                                std::string(net::message_type_name(net::type_of(event.message))));
+    Link& link = links_[event.node];
+    link.backend = event.text;
+    if (!link.config->backend.empty() && link.backend != link.config->backend)
+      fail(link.config->name, describe(event.node) + " runs backend '" + link.backend + "', " +
+                                  cluster_.source.string() + ":" + std::to_string(link.config->line) +
+                                  " says '" + link.config->backend + "'");
+  }
+}
+
+// --- upload ------------------------------------------------------------------------------
+void Orchestrator::upload(const JobLayout& layout, RunResult& result) {
+  std::vector<std::vector<std::size_t>> wanted(links_.size());  // fragment indices per node
+  for (std::size_t node = 0; node < links_.size(); ++node) {
+    std::set<std::string> seen;
+    auto it = layout.assignments.find(static_cast<int>(node));
+    if (it == layout.assignments.end()) continue;
+    net::HaveQuery query;
+    for (const net::FragmentAssignment& a : it->second) {
+      if (!seen.insert(net::digest_hex(a.sha)).second) continue;
+      for (std::size_t k = 0; k < layout.fragments.size(); ++k)
+        if (layout.fragments[k].sha == a.sha) {
+          wanted[node].push_back(k);
+          break;
+        }
+      query.hashes.push_back(a.sha);
+    }
+    send(node, std::move(query));
+  }
+  std::size_t replies = 0, uploads = 0;
+  for (const auto& w : wanted)
+    if (!w.empty()) ++replies;
+  const auto deadline = Clock::now() + options_.load_timeout;
+  while (replies > 0 || uploads > 0) {
+    const Event event = next(deadline, "the nodes to receive their fragments");
+    if (const auto* reply = std::get_if<net::HaveReply>(&event.message)) {
+      const auto& fragments = wanted[event.node];
+      if (reply->have.size() != fragments.size())
+        fail(links_[event.node].config->name, describe(event.node) + " answered " +
+                                                  std::to_string(reply->have.size()) + " of " +
+                                                  std::to_string(fragments.size()) + " hashes");
+      --replies;
+      for (std::size_t j = 0; j < fragments.size(); ++j) {
+        const WireFragment& wire = layout.fragments[fragments[j]];
+        if (reply->have[j] != 0) {
+          ++result.fragments_cached;
+          continue;
+        }
+        ++uploads;
+        ++result.fragments_uploaded;
+        result.upload_bytes += wire.bytes->size();
+        on_io([this, node = event.node, wire] {
+          auto& connection = links_[node].connection;
+          const std::size_t total = wire.bytes->size();
+          std::size_t offset = 0;
+          do {
+            const std::size_t n = std::min(kUploadChunk, total - offset);
+            connection->send_raw(net::encode_upload_head(wire.sha, total, offset, n), wire.bytes,
+                                 net::asio::buffer(wire.bytes->data() + offset, n));
+            offset += n;
+          } while (offset < total);
+        });
+      }
+    } else if (std::holds_alternative<net::UploadDone>(event.message) && uploads > 0) {
+      --uploads;
+    } else {
+      fail(links_[event.node].config->name,
+           describe(event.node) + " sent " +
+               std::string(net::message_type_name(net::type_of(event.message))) +
+               " during the upload");
+    }
+  }
+}
+
+// --- load --------------------------------------------------------------------------------
+void Orchestrator::load(const JobLayout& layout) {
+  std::vector<net::PeerAddress> peers;
+  for (const Link& link : links_) peers.push_back({link.config->name, link.config->address});
+  std::size_t pending = 0;
+  for (std::size_t node = 0; node < links_.size(); ++node) {
+    auto it = layout.assignments.find(static_cast<int>(node));
+    if (it == layout.assignments.end()) continue;
+    send(node, net::Load{job_, links_[node].config->name, static_cast<std::uint32_t>(options_.inflight),
+                         peers, it->second});
+    ++pending;
+  }
+  const auto deadline = Clock::now() + options_.load_timeout;
+  while (pending > 0) {
+    const Event event = next(deadline, "the nodes to load their fragments");
+    const auto* loaded = std::get_if<net::Loaded>(&event.message);
+    if (loaded == nullptr || loaded->job != job_)
+      fail(links_[event.node].config->name,
+           describe(event.node) + " sent " +
+               std::string(net::message_type_name(net::type_of(event.message))) +
+               " instead of LOADED");
+    --pending;
+  }
+}
+
+// --- stream ------------------------------------------------------------------------------
+void Orchestrator::send_frame(std::uint64_t frame, const JobLayout& layout,
+                              const std::vector<std::shared_ptr<const QTensor>>& inputs) {
+  flights_[frame] = Flight{Clock::now(), {}, 0};
+  on_io([this, frame, &layout, inputs] {
+    for (const InputRoute& route : layout.inputs) {
+      const net::Target& target = route.destination.target_for(frame);
+      const std::size_t node = node_index(target.node);
+      input_bytes_ += links_[node].connection->send_tensor(job_, frame, target.slot,
+                                                           route.destination.index,
+                                                           inputs[route.model_input]);
+    }
+  });
+}
+
+void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& result) {
+  const std::size_t outputs = plan.model_outputs.size();
+  const auto frames = static_cast<std::uint64_t>(options_.frames);
+  // A few distinct input sets, cycled (frame f uses seed + f % 4); set 0 is exactly what
+  // `exec --seed` feeds.
+  const std::uint64_t sets = std::min<std::uint64_t>(frames, 4);
+  std::vector<std::vector<std::shared_ptr<const QTensor>>> input_sets(sets);
+  for (std::uint64_t s = 0; s < sets; ++s)
+    for (const PlanTensor& t : plan.model_inputs)
+      input_sets[s].push_back(std::make_shared<const QTensor>(
+          random_qtensor(t.name, t.shape, t.fix_point, options_.seed + s)));
+  result.output_sha256.assign(outputs, "");
+  result.first_outputs.assign(outputs, QTensor{});
+  if (options_.hash_every_frame)
+    result.frame_output_sha256.assign(frames, std::vector<std::string>(outputs));
+  latencies_ms_.reserve(std::min<std::uint64_t>(frames, std::uint64_t{1} << 20));
+
+  std::uint64_t next_frame = 0;
+  stream_start_ = Clock::now();
+  auto launch = [&] {
+    send_frame(next_frame, layout, input_sets[next_frame % sets]);
+    ++next_frame;
+  };
+  while (next_frame < frames && flights_.size() < static_cast<std::size_t>(options_.inflight))
+    launch();
+  while (!flights_.empty()) {
+    const Clock::time_point deadline = flights_.begin()->second.start + options_.frame_timeout;
+    Event event = next(deadline, "frame " + std::to_string(flights_.begin()->first) +
+                                           " to complete");
+    auto* tensor = std::get_if<net::TensorMsg>(&event.message);
+    const std::string& name = links_[event.node].config->name;
+    if (tensor == nullptr)
+      fail(name, describe(event.node) + " sent " +
+                     std::string(net::message_type_name(net::type_of(event.message))) +
+                     " while frames were running");
+    auto flight = flights_.find(tensor->frame);
+    if (tensor->job != job_ || tensor->slot != net::kOrchestratorSlot || flight == flights_.end() ||
+        tensor->index >= outputs || (!flight->second.received.empty() && flight->second.received[tensor->index]))
+      fail(name, describe(event.node) + " sent an unexpected output (frame " +
+                     std::to_string(tensor->frame) + ", output " + std::to_string(tensor->index) + ")");
+    const PlanTensor& want = plan.model_outputs[tensor->index];
+    if (tensor->tensor.shape != want.shape || tensor->tensor.fix_point != want.fix_point)
+      fail(name, describe(event.node) + ": output '" + want.name + "' of frame " +
+                     std::to_string(tensor->frame) + " is " + shape_text(tensor->tensor.shape) +
+                     " fix_point " + std::to_string(tensor->tensor.fix_point) + ", the plan says " +
+                     shape_text(want.shape) + " fix_point " + std::to_string(want.fix_point));
+    if (options_.hash_every_frame)
+      result.frame_output_sha256[tensor->frame][tensor->index] = sha256_hex(tensor->tensor);
+    if (tensor->frame == 0) {
+      result.output_sha256[tensor->index] = sha256_hex(tensor->tensor);
+      tensor->tensor.name = want.name;
+      result.first_outputs[tensor->index] = std::move(tensor->tensor);
+    } else {
+      buffers_->give(std::move(tensor->tensor.data));
+    }
+    Flight& f = flight->second;
+    if (f.received.empty()) f.received.assign(outputs, false);
+    f.received[tensor->index] = true;
+    if (++f.count < outputs) continue;
+    latencies_ms_.push_back(std::chrono::duration<double, std::milli>(event.at - f.start).count());
+    stream_end_ = event.at;
+    flights_.erase(flight);
+    ++result.frames_completed;
+    if (next_frame < frames) launch();
+  }
+}
+
+void Orchestrator::summarize(RunResult& result) const {
+  if (latencies_ms_.empty()) return;
+  result.wall_s = std::chrono::duration<double>(stream_end_ - stream_start_).count();
+  result.throughput_fps =
+      result.wall_s > 0 ? static_cast<double>(latencies_ms_.size()) / result.wall_s : 0;
+  std::vector<double> sorted = latencies_ms_;
+  std::sort(sorted.begin(), sorted.end());
+  // Nearest rank: the smallest latency at least p % of the frames do not exceed.
+  auto percentile = [&](double p) {
+    const auto rank =
+        static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+    return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+  };
+  result.latency_p50_ms = percentile(50);
+  result.latency_p90_ms = percentile(90);
+  result.latency_p99_ms = percentile(99);
+  result.latency_min_ms = sorted.front();
+  result.latency_max_ms = sorted.back();
+  double sum = 0;
+  for (double l : sorted) sum += l;
+  result.latency_mean_ms = sum / static_cast<double>(sorted.size());
+}
+
+// --- stats and goodbye -------------------------------------------------------------------
+void Orchestrator::collect_stats(const JobLayout& layout, RunResult& result) {
+  std::size_t pending = 0;
+  for (std::size_t node = 0; node < links_.size(); ++node) {
+    if (layout.assignments.count(static_cast<int>(node)) == 0) continue;
+    send(node, net::StatsRequest{job_});
+    ++pending;
+  }
+  std::uint64_t wire_bytes = input_bytes_.load();
+  const auto deadline = Clock::now() + kStatsTimeout;
+  while (pending > 0) {
+    const Event event = next(deadline, "the nodes' statistics");
+    const auto* stats = std::get_if<net::Stats>(&event.message);
+    if (stats == nullptr) continue;  // a late message of the stream
+    --pending;
+    NodeResult& node = result.nodes[event.node];
+    node.backend = links_[event.node].backend;
+    for (const net::FragmentStats& f : stats->fragments) {
+      node.frames_computed += f.frames;
+      node.busy_ms += static_cast<double>(f.busy_ns) / 1e6;
+      node.max_queue = std::max(node.max_queue, f.max_queue);
+    }
+    node.tensor_bytes_sent = stats->tensor_bytes_sent;
+    node.utilization = result.wall_s > 0 ? node.busy_ms / (result.wall_s * 1000.0) : 0;
+    wire_bytes += stats->tensor_bytes_sent;
+  }
+  if (result.frames_completed > 0)
+    result.wire_bytes_per_frame =
+        static_cast<double>(wire_bytes) / static_cast<double>(result.frames_completed);
+}
+
+void Orchestrator::finish() {
+  for (std::size_t node = 0; node < links_.size(); ++node) {
+    on_io([this, node] {
+      auto& connection = links_[node].connection;
+      if (options_.shutdown_workers)
+        connection->send(net::Shutdown{});
+      else
+        connection->send(net::Unload{job_});
+      connection->close_after_flush("run finished");
+    });
+  }
+  // Wait (briefly) until every goodbye is written.
+  std::size_t open = links_.size();
+  const auto deadline = Clock::now() + kGoodbyeTimeout;
+  while (open > 0) {
+    const auto event = inbox_.pop(deadline);
+    if (!event) break;
+    if (event->kind == Event::Kind::kClosed) --open;
+  }
+}
+
+// --- the run -----------------------------------------------------------------------------
+RunResult run_on_cluster(const Plan& plan, const std::filesystem::path& plan_dir,
+                         const ClusterConfig& cluster, const RunOptions& options) {
+  if (options.frames < 1) throw Error("--frames must be at least 1");
+  if (options.inflight < 1) throw Error("--inflight must be at least 1");
+  std::vector<std::string> names;
+  for (const NodeConfig& node : cluster.nodes) names.push_back(node.name);
+  const JobLayout layout = make_job_layout(plan, plan_dir, names);
+
+  RunResult result;
+  result.frames_requested = options.frames;
+  result.inflight = options.inflight;
+  for (int i = 0; i < plan.nodes; ++i) {
+    const NodeConfig& config = cluster.nodes[static_cast<std::size_t>(i)];
+    NodeResult node;
+    node.name = config.name;
+    node.address = config.address;
+    node.backend = config.backend;
+    if (auto it = layout.fragment_names.find(i); it != layout.fragment_names.end())
+      node.fragments = it->second;
+    result.nodes.push_back(std::move(node));
+  }
+  Orchestrator orchestrator(cluster, options, plan.nodes);
+  try {
+    orchestrator.connect();
+    orchestrator.upload(layout, result);
+    orchestrator.load(layout);
+    orchestrator.stream(plan, layout, result);
+    orchestrator.summarize(result);
+    orchestrator.collect_stats(layout, result);
+    orchestrator.finish();
+    result.complete = true;
+  } catch (const RunFailure& failure) {
+    orchestrator.summarize(result);
+    result.error = failure.message;
+    result.failed_node = failure.node;
+    result.failed_frame = failure.frame;
+  }
+  return result;
+}
+
+}  // namespace dpushard::cluster

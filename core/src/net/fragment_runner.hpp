@@ -1,0 +1,58 @@
+#pragma once
+// One fragment on a worker: its backend, the frames waiting for inputs or for compute
+// (one bounded queue), and its statistics. Driven from the io thread; run() is called
+// on a pool thread, one frame at a time.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "dpushard/backend.hpp"
+#include "dpushard/protocol.hpp"
+
+namespace dpushard::net {
+
+class FragmentRunner {
+ public:
+  FragmentRunner(FragmentAssignment assignment, std::unique_ptr<Backend> backend,
+                 std::vector<QTensor> input_specs, std::size_t output_count);
+
+  const FragmentAssignment& assignment() const { return assignment_; }
+  const std::string& name() const { return assignment_.name; }
+
+  // Stores input `index` of `frame`. Throws ProtocolError when the index, shape or
+  // fix_point is wrong, the input arrived twice, or a new frame would exceed `capacity`.
+  void accept(std::uint64_t frame, std::uint32_t index, QTensor&& tensor,
+              std::uint32_t capacity);
+
+  bool can_start() const { return !running_ && !ready_.empty(); }
+  // The lowest complete frame and its inputs; marks the fragment busy.
+  std::pair<std::uint64_t, std::vector<QTensor>> take_ready();
+  std::vector<QTensor> run(const std::vector<QTensor>& inputs) { return backend_->run(inputs); }
+  void finished(std::uint64_t busy_ns);
+  // Drops every waiting frame, returning their buffers.
+  std::vector<QTensor> drain();
+  void forget(std::uint64_t frame);
+
+  FragmentStats stats() const;
+
+ private:
+  struct Waiting {
+    std::vector<std::optional<QTensor>> inputs;
+    std::size_t received = 0;
+  };
+
+  FragmentAssignment assignment_;
+  std::unique_ptr<Backend> backend_;
+  std::vector<QTensor> specs_;
+  std::map<std::uint64_t, Waiting> waiting_;
+  std::map<std::uint64_t, std::vector<QTensor>> ready_;
+  bool running_ = false;
+  std::uint64_t frames_ = 0;
+  std::uint64_t busy_ns_ = 0;
+  std::uint32_t max_queue_ = 0;
+};
+
+}  // namespace dpushard::net

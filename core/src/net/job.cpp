@@ -1,0 +1,258 @@
+// A loaded plan on a worker: frames in, compute on the pool, outputs straight to their
+// consumers.
+
+#include "job.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "dpushard/xmodel.hpp"
+#include "handshake.hpp"
+
+namespace dpushard::net {
+
+Job::Job(WorkerContext& ctx, Load load, std::shared_ptr<Connection> orchestrator)
+    : ctx_(ctx), load_(std::move(load)), orchestrator_(std::move(orchestrator)) {}
+
+void Job::start(std::function<void(ErrorCode, const std::string&)> done) {
+  on_started_ = std::move(done);
+  if (load_.inflight > ctx_.options.queue_capacity)
+    return finish_start(ErrorCode::kQueueFull,
+                        std::to_string(load_.inflight) +
+                            " frames in flight exceed the worker's queue capacity of " +
+                            std::to_string(ctx_.options.queue_capacity));
+  const int per_fragment = std::max<int>(
+      1, ctx_.options.threads / std::max<int>(1, static_cast<int>(load_.fragments.size())));
+  auto self = shared_from_this();
+  // Parsing and preparing fragments can take seconds: never on the io thread.
+  asio::post(ctx_.pool, [self, per_fragment] {
+    std::vector<std::unique_ptr<FragmentRunner>> runners;
+    ErrorCode code = ErrorCode::kBadFragment;
+    std::string error;
+    try {
+      for (const FragmentAssignment& fragment : self->load_.fragments) {
+        const std::string bytes = self->ctx_.cache.read_verified(fragment.sha);
+        const Graph graph =
+            parse_xmodel(bytes, "fragment '" + fragment.name + "' (" + digest_hex(fragment.sha) + ")");
+        auto backend = make_backend(self->ctx_.options.backend, BackendOptions{per_fragment});
+        backend->load(graph);
+        runners.push_back(std::make_unique<FragmentRunner>(
+            fragment, std::move(backend), input_specs(graph), graph.outputs().size()));
+      }
+    } catch (const ProtocolError& e) {
+      code = e.code();
+      error = e.what();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    asio::post(self->ctx_.io, [self, runners = std::move(runners), code, error]() mutable {
+      self->on_fragments_loaded(std::move(runners), code, error);
+    });
+  });
+}
+
+void Job::on_fragments_loaded(std::vector<std::unique_ptr<FragmentRunner>> runners,
+                              ErrorCode code, const std::string& error) {
+  if (closed_) return;
+  if (!error.empty()) return finish_start(code, error);
+  for (auto& runner : runners) {
+    const std::uint32_t slot = runner->assignment().slot;
+    if (!runners_.emplace(slot, std::move(runner)).second)
+      return finish_start(ErrorCode::kMalformed, "fragment slot " + std::to_string(slot) +
+                                                     " is assigned twice");
+  }
+  connect_peers();
+}
+
+void Job::connect_peers() {
+  std::set<std::string> needed;
+  for (const auto& [slot, runner] : runners_)
+    for (const auto& destinations : runner->assignment().outputs)
+      for (const Destination& d : destinations)
+        for (const Target& t : d.replicas)
+          if (t.slot != kOrchestratorSlot && t.node != load_.node) needed.insert(t.node);
+  peers_pending_ = needed.size();
+  if (needed.empty()) return finish_start(ErrorCode::kInternal, "");
+  for (const std::string& node : needed) {
+    const auto peer = std::find_if(load_.peers.begin(), load_.peers.end(),
+                                   [&](const PeerAddress& p) { return p.name == node; });
+    if (peer == load_.peers.end())
+      return finish_start(ErrorCode::kMalformed, "the routing names node '" + node +
+                                                     "' but LOAD gives no address for it");
+    auto self = shared_from_this();
+    const std::string address = peer->address;
+    async_connect_to(
+        ctx_.io, address, ctx_.options.connect_timeout,
+        [self, node, address](const std::string& error, tcp::socket socket) {
+          if (self->closed_) return;
+          if (!error.empty())
+            return self->finish_start(ErrorCode::kPeerLost, "node '" + node + "': " + error);
+          auto connection = Connection::create(std::move(socket), self->ctx_.connection,
+                                               "peer " + node + " (" + address + ")",
+                                               self->ctx_.buffers);
+          start_client_handshake(
+              connection, ClientIdentity{self->load_.node, PeerRole::kWorker, self->ctx_.options.token},
+              [self, node, address, connection](const std::string& failure, const std::string&) {
+                if (self->closed_) return connection->close("job closed");
+                if (!failure.empty())
+                  return self->finish_start(ErrorCode::kPeerLost,
+                                            "node '" + node + "' (" + address + "): " + failure);
+                self->on_peer_ready(node, connection);
+              });
+        });
+  }
+}
+
+void Job::on_peer_ready(const std::string& node, const std::shared_ptr<Connection>& connection) {
+  std::weak_ptr<Job> weak = shared_from_this();
+  std::weak_ptr<Connection> weak_connection = connection;
+  connection->set_message_handler([weak_connection](Message&& message) {
+    if (std::holds_alternative<Heartbeat>(message)) return;
+    auto conn = weak_connection.lock();
+    if (const auto* error = std::get_if<ErrorMsg>(&message)) {
+      if (conn)
+        conn->close("peer sent ERROR " + std::string(error_code_name(error->code)) + ": " +
+                    error->message);
+      return;
+    }
+    throw ProtocolError(ErrorCode::kUnexpectedMessage,
+                        std::string(message_type_name(type_of(message))) +
+                            " on a connection that only carries tensors to the peer");
+  });
+  connection->set_close_handler([weak, node](const std::string& reason) {
+    auto self = weak.lock();
+    if (!self || self->closed_) return;
+    self->report(kNoFrame, ErrorCode::kPeerLost, node,
+                 "connection to node '" + node + "' lost: " + reason);
+  });
+  peers_[node] = connection;
+  if (--peers_pending_ == 0) finish_start(ErrorCode::kInternal, "");
+}
+
+void Job::finish_start(ErrorCode code, const std::string& error) {
+  if (!on_started_) return;
+  auto done = std::move(on_started_);
+  on_started_ = nullptr;
+  done(code, error);
+}
+
+void Job::on_tensor(TensorMsg&& message) {
+  if (closed_) return;
+  const std::uint64_t frame = message.frame;
+  auto it = runners_.find(message.slot);
+  if (it == runners_.end())
+    return report(frame, ErrorCode::kMalformed, load_.node,
+                  "node '" + load_.node + "' holds no fragment slot " +
+                      std::to_string(message.slot));
+  FragmentRunner& runner = *it->second;
+  try {
+    runner.accept(frame, message.index, std::move(message.tensor), load_.inflight);
+  } catch (const ProtocolError& e) {
+    runner.forget(frame);
+    return report(frame, e.code(), load_.node, e.what());
+  }
+  pump(runner);
+}
+
+void Job::pump(FragmentRunner& runner) {
+  if (!runner.can_start()) return;
+  auto [frame, inputs] = runner.take_ready();
+  auto self = shared_from_this();
+  FragmentRunner* target = &runner;
+  asio::post(ctx_.pool, [self, target, frame = frame, inputs = std::move(inputs)]() mutable {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<QTensor> outputs;
+    std::string error;
+    try {
+      outputs = target->run(inputs);
+    } catch (const std::exception& e) {
+      error = e.what();
+      if (error.empty()) error = "unknown failure";
+    }
+    const auto busy = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::steady_clock::now() - start);
+    for (QTensor& input : inputs) self->ctx_.buffers->give(std::move(input.data));
+    asio::post(self->ctx_.io, [self, target, frame, outputs = std::move(outputs), error,
+                               busy_ns = static_cast<std::uint64_t>(busy.count())]() mutable {
+      self->on_computed(*target, frame, std::move(outputs), error, busy_ns);
+    });
+  });
+}
+
+void Job::on_computed(FragmentRunner& runner, std::uint64_t frame, std::vector<QTensor> outputs,
+                      const std::string& error, std::uint64_t busy_ns) {
+  runner.finished(busy_ns);
+  ctx_.counters.frames_computed.fetch_add(1, std::memory_order_relaxed);
+  if (closed_) return;
+  if (!error.empty())
+    report(frame, ErrorCode::kComputeFailed, load_.node,
+           "fragment '" + runner.name() + "' frame " + std::to_string(frame) + ": " + error);
+  else
+    route(runner, frame, std::move(outputs));
+  pump(runner);
+}
+
+void Job::route(const FragmentRunner& runner, std::uint64_t frame, std::vector<QTensor> outputs) {
+  const auto& routing = runner.assignment().outputs;
+  if (outputs.size() != routing.size())
+    return report(frame, ErrorCode::kComputeFailed, load_.node,
+                  "fragment '" + runner.name() + "' produced " + std::to_string(outputs.size()) +
+                      " outputs, expected " + std::to_string(routing.size()));
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto& destinations = routing[i];
+    // A tensor consumed only here moves on without a copy; one sent anywhere else is
+    // shared by every send and written straight from the backend's buffer.
+    if (destinations.size() == 1) {
+      const Target& only = destinations[0].target_for(frame);
+      if (only.slot != kOrchestratorSlot && only.node == load_.node) {
+        on_tensor(TensorMsg{load_.job, frame, only.slot, destinations[0].index,
+                            std::move(outputs[i])});
+        continue;
+      }
+    }
+    auto shared = std::make_shared<const QTensor>(std::move(outputs[i]));
+    for (const Destination& d : destinations) {
+      const Target& target = d.target_for(frame);
+      std::shared_ptr<Connection> connection;
+      if (target.slot == kOrchestratorSlot) {
+        connection = orchestrator_;
+      } else if (target.node == load_.node) {
+        on_tensor(TensorMsg{load_.job, frame, target.slot, d.index, QTensor(*shared)});
+        continue;
+      } else {
+        connection = peers_.at(target.node);
+      }
+      tensor_bytes_sent_ += connection->send_tensor(load_.job, frame, target.slot, d.index, shared);
+    }
+  }
+}
+
+void Job::report(std::uint64_t frame, ErrorCode code, const std::string& node,
+                 const std::string& message) {
+  ctx_.log->warn("event=frame_error job={:016x} frame={} code={} node={} message=\"{}\"",
+                 load_.job, frame == kNoFrame ? -1 : static_cast<long long>(frame),
+                 error_code_name(code), node, message);
+  orchestrator_->send(FrameError{load_.job, frame, code, node, message});
+}
+
+Stats Job::stats() const {
+  Stats stats;
+  stats.job = load_.job;
+  for (const auto& [slot, runner] : runners_) stats.fragments.push_back(runner->stats());
+  stats.tensor_bytes_sent = tensor_bytes_sent_;
+  stats.upload_bytes_received = ctx_.counters.upload_bytes_received.load();
+  return stats;
+}
+
+void Job::close() {
+  if (closed_) return;
+  closed_ = true;
+  for (auto& [slot, runner] : runners_)
+    for (QTensor& tensor : runner->drain()) ctx_.buffers->give(std::move(tensor.data));
+  for (auto& [node, connection] : peers_) connection->close_after_flush("job finished");
+  peers_.clear();
+  on_started_ = nullptr;
+}
+
+}  // namespace dpushard::net

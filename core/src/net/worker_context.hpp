@@ -1,0 +1,43 @@
+#pragma once
+// What the parts of a worker share. Everything but the counters is used on the io thread
+// only; compute tasks on the pool post their results back to it.
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "buffer_pool.hpp"
+#include "connection.hpp"
+#include "dpushard/net.hpp"
+#include "fragment_cache.hpp"
+#include "log.hpp"
+
+namespace dpushard::net {
+
+class Job;
+
+struct AtomicCounters {
+  std::atomic<std::uint64_t> sessions_accepted{0};
+  std::atomic<std::uint64_t> sessions_dropped{0};
+  std::atomic<std::uint64_t> upload_bytes_received{0};
+  std::atomic<std::uint64_t> fragments_stored{0};
+  std::atomic<std::uint64_t> frames_computed{0};
+};
+
+struct WorkerContext {
+  asio::io_context& io;
+  asio::thread_pool& pool;
+  const WorkerOptions& options;
+  ConnectionOptions connection;
+  FragmentCache& cache;
+  std::shared_ptr<BufferPool> buffers;
+  std::shared_ptr<spdlog::logger> log;
+  AtomicCounters& counters;
+  std::string name;  // this worker's name in handshakes
+  std::map<std::uint64_t, std::shared_ptr<Job>> jobs;
+  std::function<void(const std::string& reason)> request_stop;
+};
+
+}  // namespace dpushard::net

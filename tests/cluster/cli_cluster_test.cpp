@@ -1,0 +1,163 @@
+// The command line end to end: `dpushard worker` processes on 127.0.0.1, `dpushard run
+// --cluster` against them, compared with `exec` and `run --local`; and the kill test: a
+// worker killed with SIGKILL mid-run makes `run` exit non-zero within seconds, naming the
+// node and the frame, with its results file written and marked incomplete.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "child_process.hpp"
+#include "dpushard/split.hpp"
+#include "dpushard/xmodel.hpp"
+#include "dpushard/zoo.hpp"
+#include "net/test_client.hpp"
+
+namespace dpushard::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class CliCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = net::testing::fresh_dir("cli-cluster");
+    std::ofstream(dir_ / "token") << "cli-secret\n";
+    ZooSpec spec;
+    spec.params = 300'000;
+    spec.experts = 3;
+    spec.input = {32, 32, 3};
+    spec.classes = 10;
+    spec.seed = 11;
+    model_ = make_cnn(spec);
+    write_xmodel(model_, dir_ / "model_int.xmodel");
+    SplitOptions options;
+    options.nodes = 3;
+    options.strategy = Strategy::Experts;
+    SplitResult split = split_model(model_, options);
+    write_split(split, dir_ / "plan");
+  }
+  void TearDown() override {
+    workers_.clear();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Starts worker i and returns its port (from --port-file).
+  std::uint16_t start_worker(int i) {
+    const std::string name = "w" + std::to_string(i);
+    const auto port_file = dir_ / (name + ".port");
+    workers_.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{DPUSHARD_CLI, "worker", "--listen", "127.0.0.1:0", "--backend",
+                                 "ref", "--cache", (dir_ / ("cache-" + name)).string(),
+                                 "--token-file", (dir_ / "token").string(), "--name", name,
+                                 "--port-file", port_file.string()},
+        dir_ / (name + ".out"), dir_ / (name + ".log")));
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (!std::filesystem::exists(port_file)) {
+      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("no port file");
+      std::this_thread::sleep_for(5ms);
+    }
+    return static_cast<std::uint16_t>(std::stoi(read_text(port_file)));
+  }
+
+  void write_cluster(const std::vector<std::uint16_t>& ports) {
+    std::ofstream out(dir_ / "cluster.yaml");
+    out << "token_file: token\nlink_gbps: 1\nnodes:\n";
+    for (std::size_t i = 0; i < ports.size(); ++i)
+      out << "  - {name: w" << i << ", address: '127.0.0.1:" << ports[i]
+          << "', backend: ref, target: host}\n";
+  }
+
+  // Runs the CLI to completion (bounded) and returns its exit code.
+  int run_cli(const std::vector<std::string>& args, const std::string& name,
+              std::chrono::milliseconds timeout = 120s) {
+    std::vector<std::string> argv = {DPUSHARD_CLI};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ChildProcess child(argv, dir_ / (name + ".out"), dir_ / (name + ".err"));
+    const auto status = child.wait_for(timeout);
+    if (!status) throw std::runtime_error(name + " did not finish");
+    return WIFEXITED(*status) ? WEXITSTATUS(*status) : 128 + WTERMSIG(*status);
+  }
+
+  nlohmann::json json_of(const std::string& name) {
+    return nlohmann::json::parse(read_text(dir_ / (name + ".out")));
+  }
+
+  std::filesystem::path dir_;
+  Graph model_;
+  std::vector<std::unique_ptr<ChildProcess>> workers_;
+};
+
+TEST_F(CliCluster, RunMatchesExecAndLocalAndUploadsOnce) {
+  write_cluster({start_worker(0), start_worker(1), start_worker(2)});
+  const std::string plan = (dir_ / "plan").string(), cluster = (dir_ / "cluster.yaml").string();
+  ASSERT_EQ(run_cli({"run", plan, "--cluster", cluster, "--frames", "8", "--inflight", "3",
+                     "--seed", "5", "--json", "--out", (dir_ / "results.json").string()},
+                    "first"),
+            0)
+      << read_text(dir_ / "first.err");
+  ASSERT_EQ(run_cli({"exec", (dir_ / "model_int.xmodel").string(), "--seed", "5", "--json"}, "exec"), 0);
+  ASSERT_EQ(run_cli({"run", plan, "--local", "--seed", "5", "--json"}, "local"), 0);
+  const auto first = json_of("first"), exec = json_of("exec"), local = json_of("local");
+  EXPECT_TRUE(first["complete"].get<bool>());
+  EXPECT_EQ(first["frames_completed"], 8);
+  ASSERT_EQ(first["outputs"].size(), exec["outputs"].size());
+  for (std::size_t i = 0; i < exec["outputs"].size(); ++i) {
+    EXPECT_EQ(first["outputs"][i]["sha256"], exec["outputs"][i]["sha256"]);
+    EXPECT_EQ(first["outputs"][i]["sha256"], local["outputs"][i]["sha256"]);
+  }
+  EXPECT_GT(first["upload"]["bytes"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(nlohmann::json::parse(read_text(dir_ / "results.json")), first);
+  for (const auto& node : first["per_node"]) EXPECT_GT(node["busy_ms"].get<double>(), 0.0);
+
+  ASSERT_EQ(run_cli({"run", plan, "--cluster", cluster, "--frames", "4", "--seed", "5", "--json"},
+                    "second"),
+            0);
+  const auto second = json_of("second");
+  EXPECT_EQ(second["upload"]["bytes"], 0);
+  EXPECT_EQ(second["upload"]["fragments_uploaded"], 0);
+  EXPECT_EQ(second["outputs"], first["outputs"]);
+}
+
+TEST_F(CliCluster, KilledWorkerEndsTheRunNamingNodeAndFrame) {
+  write_cluster({start_worker(0), start_worker(1), start_worker(2)});
+  const auto results = dir_ / "results.json";
+  ChildProcess run({DPUSHARD_CLI, "run", (dir_ / "plan").string(), "--cluster",
+                    (dir_ / "cluster.yaml").string(), "--frames", "100000000", "--inflight", "2",
+                    "--json", "--out", results.string()},
+                   dir_ / "run.out", dir_ / "run.err");
+  // Mid-run: the job is loaded and frames flow through w1.
+  ASSERT_TRUE(wait_for_text(dir_ / "w1.log", "event=loaded", 60s)) << read_text(dir_ / "w1.log");
+  std::this_thread::sleep_for(300ms);
+  ASSERT_FALSE(run.wait_for(0ms)) << "the run ended before the kill";
+  workers_[1]->signal(SIGKILL);
+  const auto killed = std::chrono::steady_clock::now();
+  const auto status = run.wait_for(15s);
+  ASSERT_TRUE(status) << "run hangs after a worker was killed";
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, 5s);
+  ASSERT_TRUE(WIFEXITED(*status));
+  EXPECT_NE(WEXITSTATUS(*status), 0);
+
+  const std::string err = read_text(dir_ / "run.err");
+  EXPECT_NE(err.find("node 'w1'"), std::string::npos) << err;
+  EXPECT_NE(err.find("frame"), std::string::npos) << err;
+  const auto written = nlohmann::json::parse(read_text(results));
+  EXPECT_FALSE(written["complete"].get<bool>());
+  EXPECT_EQ(written["failed_node"], "w1");
+  EXPECT_GE(written["failed_frame"].get<std::int64_t>(), 0);
+  EXPECT_EQ(nlohmann::json::parse(read_text(dir_ / "run.out")), written);
+  for (const auto& entry : std::filesystem::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();
+
+  // The other workers survive, drop the job and stop cleanly on SIGTERM.
+  for (int i : {0, 2}) {
+    EXPECT_FALSE(workers_[static_cast<std::size_t>(i)]->wait_for(0ms)) << "w" << i << " died";
+    workers_[static_cast<std::size_t>(i)]->signal(SIGTERM);
+    const auto stopped = workers_[static_cast<std::size_t>(i)]->wait_for(5s);
+    ASSERT_TRUE(stopped) << "w" << i << " ignores SIGTERM";
+    EXPECT_TRUE(WIFEXITED(*stopped) && WEXITSTATUS(*stopped) == 0);
+  }
+}
+
+}  // namespace
+}  // namespace dpushard::testing

@@ -1,0 +1,90 @@
+// cluster.yaml: the schema, and errors that name the line at fault.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "dpushard/cluster.hpp"
+
+namespace dpushard::cluster {
+namespace {
+
+std::string error_of(const std::string& yaml, const std::filesystem::path& dir = ".") {
+  try {
+    parse_cluster_config(yaml, "cluster.yaml", dir);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(ClusterConfig, ReadsNodesLinkAndToken) {
+  const auto dir = std::filesystem::temp_directory_path() / "dpushard-cluster-config-test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "token") << "s3cret\n";
+  const ClusterConfig config = parse_cluster_config(
+      "token_file: token\n"
+      "link_gbps: 2.5\n"
+      "nodes:\n"
+      "  - {name: w0, address: 127.0.0.1:7000, backend: ref, target: host}\n"
+      "  - name: w1\n"
+      "    address: 127.0.0.2:7001\n",
+      "cluster.yaml", dir);
+  ASSERT_EQ(config.nodes.size(), 2u);
+  EXPECT_EQ(config.nodes[0].name, "w0");
+  EXPECT_EQ(config.nodes[0].backend, "ref");
+  EXPECT_EQ(config.nodes[0].target, "host");
+  EXPECT_EQ(config.nodes[0].line, 4);
+  EXPECT_EQ(config.nodes[1].address, "127.0.0.2:7001");
+  EXPECT_EQ(config.nodes[1].backend, "");
+  EXPECT_EQ(config.nodes[1].line, 5);
+  EXPECT_DOUBLE_EQ(config.link_gbps, 2.5);
+  EXPECT_EQ(config.token, "s3cret");
+  EXPECT_EQ(config.token_file, dir / "token");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ClusterConfig, ErrorsNameTheLine) {
+  EXPECT_EQ(error_of("nodes:\n  - name: w0\n    address: 127.0.0.1:1\n    adress: x\n"),
+            "cluster.yaml:4: node 'w0': unknown key 'adress' (known: address, backend, name, "
+            "target)");
+  EXPECT_EQ(error_of("nodes:\n  - name: w0\n"), "cluster.yaml:2: node 'w0': 'address' is missing");
+  EXPECT_EQ(error_of("nodes:\n  - name: w0\n    address: localhost\n"),
+            "cluster.yaml:3: node 'w0': address 'localhost' is not HOST:PORT");
+  EXPECT_EQ(error_of("nodes:\n  - name: w0\n    address: h:99999\n"),
+            "cluster.yaml:3: node 'w0': address 'h:99999' has no valid port");
+  EXPECT_EQ(error_of("nodes:\n  - {name: w0, address: 'h:1'}\n  - {name: w0, address: 'h:2'}\n"),
+            "cluster.yaml:3: node 'w0' is listed twice");
+  EXPECT_EQ(error_of("nodes:\n  - {name: w0, address: 'h:1'}\n  - {name: w1, address: 'h:1'}\n"),
+            "cluster.yaml:3: node 'w1': address h:1 is already used by another node");
+  EXPECT_EQ(error_of("nodes:\n  - {name: w0, address: 'h:1', backend: gpu}\n"),
+            "cluster.yaml:2: node 'w0': unknown backend 'gpu' (known: cpu, ref, sim, vart)");
+  EXPECT_EQ(error_of("link_gbps: fast\nnodes:\n  - {name: w0, address: 'h:1'}\n"),
+            "cluster.yaml:1: 'link_gbps' must be a number");
+  EXPECT_EQ(error_of("link_gbps: -1\nnodes:\n  - {name: w0, address: 'h:1'}\n"),
+            "cluster.yaml:1: 'link_gbps' must be positive");
+  EXPECT_EQ(error_of("nodes: []\n"), "cluster.yaml:1: 'nodes' must be a non-empty list");
+  EXPECT_EQ(error_of("link_gbps: 1\n"), "cluster.yaml:1: 'nodes' is missing");
+  EXPECT_EQ(error_of("nodez: 1\n"),
+            "cluster.yaml:1: cluster: unknown key 'nodez' (known: link_gbps, nodes, token_file)");
+  EXPECT_EQ(error_of("nodes:\n  - {name: 'w 0', address: 'h:1'}\n"),
+            "cluster.yaml:2: node 'w 0': a name may hold letters, digits, '-', '_' and '.' only");
+  EXPECT_NE(error_of("nodes: [\n").find("cluster.yaml:"), std::string::npos);
+  const std::string missing = error_of(
+      "token_file: no-such-token\nnodes:\n  - {name: w0, address: 'h:1'}\n", "/nonexistent");
+  EXPECT_EQ(missing.rfind("cluster.yaml:1: token file '/nonexistent/no-such-token'", 0), 0u)
+      << missing;
+}
+
+TEST(ClusterConfig, MissingFileIsNamed) {
+  try {
+    read_cluster_config("/nonexistent/cluster.yaml");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/cluster.yaml"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace dpushard::cluster

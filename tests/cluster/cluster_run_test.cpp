@@ -1,0 +1,229 @@
+// Plans from the splitter run on three in-process workers over loopback: outputs are
+// bit-identical to the whole model on one backend, fragments are uploaded once, and
+// failures end the run naming the node.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <tuple>
+
+#include "dpushard/cluster.hpp"
+#include "dpushard/split.hpp"
+#include "dpushard/zoo.hpp"
+#include "net/connection.hpp"
+#include "net/test_client.hpp"
+
+namespace dpushard::cluster {
+namespace {
+
+using net::testing::fresh_dir;
+using net::testing::test_worker_options;
+using net::testing::WorkerThread;
+using namespace std::chrono_literals;
+
+Graph small_model(const std::string& family) {
+  ZooSpec spec;
+  spec.params = family == "cnn" ? 300'000 : 250'000;
+  spec.experts = 3;
+  spec.input = {32, 32, 3};
+  spec.classes = 10;
+  spec.seed = 7;
+  return family == "cnn" ? make_cnn(spec) : make_convvit(spec);
+}
+
+// The outputs' sha256 of the whole model on `ref` for the inputs of `seed`.
+std::vector<std::string> reference_hashes(const Graph& model, std::uint64_t seed) {
+  auto backend = make_backend("ref");
+  backend->load(model);
+  std::vector<QTensor> inputs;
+  for (const QTensor& spec : input_specs(model))
+    inputs.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, seed));
+  std::vector<std::string> hashes;
+  for (const QTensor& output : backend->run(inputs)) hashes.push_back(sha256_hex(output));
+  return hashes;
+}
+
+class ClusterRunTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = new std::filesystem::path(fresh_dir("cluster"));
+    workers_ = new std::vector<std::unique_ptr<WorkerThread>>();
+    for (int i = 0; i < 3; ++i)
+      workers_->push_back(std::make_unique<WorkerThread>(
+          test_worker_options(*root_ / ("cache" + std::to_string(i)))));
+    models_ = new std::map<std::string, Graph>();
+    for (const char* family : {"cnn", "convvit"}) (*models_)[family] = small_model(family);
+  }
+  static void TearDownTestSuite() {
+    delete workers_;
+    delete models_;
+    std::filesystem::remove_all(*root_);
+    delete root_;
+  }
+
+  static ClusterConfig cluster(const std::string& token = "secret") {
+    ClusterConfig config;
+    config.source = "test-cluster.yaml";
+    config.token = token;
+    for (std::size_t i = 0; i < workers_->size(); ++i)
+      config.nodes.push_back(NodeConfig{"w" + std::to_string(i),
+                                        "127.0.0.1:" + std::to_string((*workers_)[i]->port()),
+                                        "ref", "host", static_cast<int>(i + 2)});
+    return config;
+  }
+
+  // Splits the family's model and writes the plan into its own folder.
+  static std::pair<Plan, std::filesystem::path> plan_for(const std::string& family,
+                                                         Strategy strategy, int nodes) {
+    SplitOptions options;
+    options.nodes = nodes;
+    options.strategy = strategy;
+    SplitResult split = split_model(models_->at(family), options);
+    const auto dir = *root_ / (family + "-" + std::string(strategy_name(strategy)) + "-" +
+                               std::to_string(nodes) + "-" + std::to_string(++plans_));
+    return {write_split(split, dir), dir};
+  }
+
+  static RunOptions quick(std::int64_t frames = 6, int inflight = 3) {
+    RunOptions options;
+    options.frames = frames;
+    options.inflight = inflight;
+    options.hash_every_frame = true;
+    return options;
+  }
+
+  static inline std::filesystem::path* root_ = nullptr;
+  static inline std::vector<std::unique_ptr<WorkerThread>>* workers_ = nullptr;
+  static inline std::map<std::string, Graph>* models_ = nullptr;
+  static inline int plans_ = 0;
+};
+
+using Case = std::tuple<std::string, Strategy, int>;
+
+class BitIdentical : public ClusterRunTest, public ::testing::WithParamInterface<Case> {};
+
+TEST_P(BitIdentical, OutputsMatchTheWholeModel) {
+  const auto& [family, strategy, nodes] = GetParam();
+  const auto [plan, dir] = plan_for(family, strategy, nodes);
+  const RunResult result = run_on_cluster(plan, dir, cluster(), quick());
+  ASSERT_TRUE(result.complete) << result.error;
+  EXPECT_EQ(result.frames_completed, 6);
+  const Graph& model = models_->at(family);
+  for (std::uint64_t frame = 0; frame < 6; ++frame)
+    EXPECT_EQ(result.frame_output_sha256[frame], reference_hashes(model, frame % 4))
+        << "frame " << frame;
+  EXPECT_EQ(result.output_sha256, reference_hashes(model, 0));
+  ASSERT_EQ(result.nodes.size(), static_cast<std::size_t>(plan.nodes));
+  for (const NodeResult& node : result.nodes) {
+    EXPECT_GT(node.frames_computed, 0u) << node.name;
+    EXPECT_GT(node.busy_ms, 0.0) << node.name;
+  }
+  EXPECT_GT(result.wire_bytes_per_frame, 0.0);
+  EXPECT_GT(result.throughput_fps, 0.0);
+  EXPECT_LE(result.latency_p50_ms, result.latency_p99_ms);
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& param_info) {
+  const auto& [family, strategy, nodes] = param_info.param;
+  return family + "_" + std::string(strategy_name(strategy)) + "_" + std::to_string(nodes);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Plans, BitIdentical,
+    ::testing::Values(Case{"cnn", Strategy::Experts, 3}, Case{"cnn", Strategy::Experts, 1},
+                      Case{"cnn", Strategy::Pipeline, 2}, Case{"cnn", Strategy::Pipeline, 3},
+                      Case{"cnn", Strategy::Replicate, 3}, Case{"convvit", Strategy::Experts, 3},
+                      Case{"convvit", Strategy::Pipeline, 2}),
+    case_name);
+
+TEST_F(ClusterRunTest, FragmentsAreUploadedOnlyOnce) {
+  const auto [plan, dir] = plan_for("cnn", Strategy::Experts, 3);
+  std::uint64_t received_before = 0;
+  for (const auto& w : *workers_) received_before += w->worker().counters().upload_bytes_received;
+  const RunResult first = run_on_cluster(plan, dir, cluster(), quick(2, 1));
+  ASSERT_TRUE(first.complete) << first.error;
+  EXPECT_GT(first.upload_bytes, 0u);
+  EXPECT_EQ(first.fragments_cached, 0u);
+  std::uint64_t received_after = 0;
+  for (const auto& w : *workers_) received_after += w->worker().counters().upload_bytes_received;
+  EXPECT_EQ(received_after - received_before, first.upload_bytes);
+
+  const RunResult second = run_on_cluster(plan, dir, cluster(), quick(2, 1));
+  ASSERT_TRUE(second.complete) << second.error;
+  EXPECT_EQ(second.upload_bytes, 0u);
+  EXPECT_EQ(second.fragments_uploaded, 0u);
+  EXPECT_EQ(second.fragments_cached, first.fragments_uploaded);
+  std::uint64_t received_last = 0;
+  for (const auto& w : *workers_) received_last += w->worker().counters().upload_bytes_received;
+  EXPECT_EQ(received_last, received_after);
+  EXPECT_EQ(second.output_sha256, first.output_sha256);
+}
+
+TEST_F(ClusterRunTest, WrongTokenIsRefusedNamingTheNode) {
+  const auto [plan, dir] = plan_for("cnn", Strategy::Experts, 1);
+  const RunResult result = run_on_cluster(plan, dir, cluster("wrong"), quick());
+  EXPECT_FALSE(result.complete);
+  EXPECT_EQ(result.failed_node, "w0");
+  EXPECT_NE(result.error.find("auth_failed"), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find("node 'w0'"), std::string::npos) << result.error;
+}
+
+TEST_F(ClusterRunTest, BackendOtherThanClusterYamlSaysIsRefused) {
+  const auto [plan, dir] = plan_for("cnn", Strategy::Experts, 1);
+  ClusterConfig config = cluster();
+  config.nodes[0].backend = "cpu";
+  const RunResult result = run_on_cluster(plan, dir, config, quick());
+  EXPECT_FALSE(result.complete);
+  EXPECT_NE(result.error.find("runs backend 'ref', test-cluster.yaml:2 says 'cpu'"),
+            std::string::npos)
+      << result.error;
+}
+
+TEST_F(ClusterRunTest, UnreachableNodeIsNamed) {
+  const auto [plan, dir] = plan_for("cnn", Strategy::Pipeline, 2);
+  ClusterConfig config = cluster();
+  // A port that was just free: nobody listens there.
+  net::asio::io_context io;
+  net::tcp::acceptor probe(io, net::tcp::endpoint(net::asio::ip::make_address("127.0.0.1"), 0));
+  config.nodes[1].address = "127.0.0.1:" + std::to_string(probe.local_endpoint().port());
+  probe.close();
+  const RunResult result = run_on_cluster(plan, dir, config, quick());
+  EXPECT_FALSE(result.complete);
+  EXPECT_EQ(result.failed_node, "w1");
+  EXPECT_NE(result.error.find("cannot connect"), std::string::npos) << result.error;
+}
+
+TEST_F(ClusterRunTest, PlanNeedingMoreNodesThanTheClusterIsAnError) {
+  const auto [plan, dir] = plan_for("cnn", Strategy::Pipeline, 3);
+  ClusterConfig config = cluster();
+  config.nodes.pop_back();
+  EXPECT_THROW(run_on_cluster(plan, dir, config, quick()), Error);
+}
+
+TEST_F(ClusterRunTest, NodeStoppingMidRunEndsItNamingNodeAndFrame) {
+  WorkerThread doomed(test_worker_options(*root_ / "doomed"));
+  const auto [plan, dir] = plan_for("cnn", Strategy::Pipeline, 2);
+  ClusterConfig config = cluster();
+  config.nodes[1].address = "127.0.0.1:" + std::to_string(doomed.port());
+  std::thread stopper([&] {
+    // Stop it once it has computed some frames: mid-run.
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (doomed.worker().counters().frames_computed < 3 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(1ms);
+    doomed.worker().stop();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  RunOptions endless = quick(1000000, 2);
+  endless.hash_every_frame = false;
+  const RunResult result = run_on_cluster(plan, dir, config, endless);
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
+  EXPECT_FALSE(result.complete);
+  EXPECT_EQ(result.failed_node, "w1");
+  EXPECT_GE(result.failed_frame, 0);
+  EXPECT_NE(result.error.find("node 'w1'"), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find("frame"), std::string::npos) << result.error;
+}
+
+}  // namespace
+}  // namespace dpushard::cluster

@@ -1,0 +1,95 @@
+// dpushard worker --listen HOST:PORT --backend ref|cpu|sim [--cache DIR] [--token-file F]
+//                 [--threads T] [--queue N] [--max-frame-mb M] [--name NAME] [--port-file F]
+// Serves plan fragments over TCP until SIGINT, SIGTERM or a SHUTDOWN message
+// (docs/protocol.md, docs/cluster.md). Logs go to stderr.
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "commands.hpp"
+#include "dpushard/backend.hpp"
+#include "dpushard/error.hpp"
+#include "dpushard/net.hpp"
+
+namespace dpushard::cli {
+namespace {
+
+struct WorkerArgs {
+  std::string listen;
+  std::string backend = "ref";
+  std::string cache;
+  std::string token_file;
+  std::string name;
+  std::string port_file;
+  int threads = 1;
+  std::uint32_t queue = 64;
+  std::uint64_t max_frame_mb = 256;
+};
+
+// Writes the bound port for scripts and tests that listen on port 0 (temp file + rename).
+void write_port_file(const std::filesystem::path& path, std::uint16_t port) {
+  const std::filesystem::path temp =
+      path.string() + ".tmp" + std::to_string(std::random_device{}());
+  {
+    std::ofstream out(temp);
+    out << port << "\n";
+    if (!out) throw Error("--port-file " + path.string() + ": cannot write it");
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) throw Error("--port-file " + path.string() + ": " + ec.message());
+}
+
+int run_worker(const WorkerArgs& args) {
+  const auto names = backend_names();
+  if (std::find(names.begin(), names.end(), args.backend) == names.end())
+    (void)make_backend(args.backend);  // throws, listing the known backends
+  net::WorkerOptions options;
+  options.listen = args.listen;
+  options.backend = args.backend;
+  options.cache_dir = args.cache;
+  options.threads = args.threads;
+  options.queue_capacity = args.queue;
+  options.limits.max_payload_bytes = args.max_frame_mb << 20;
+  options.name = args.name;
+  options.handle_signals = true;
+  if (!args.token_file.empty()) options.token = net::read_token_file(args.token_file);
+  net::Worker worker(options);
+  if (!args.port_file.empty()) write_port_file(args.port_file, worker.port());
+  worker.run();
+  return 0;
+}
+
+}  // namespace
+
+Command add_worker_command(CLI::App& app) {
+  auto args = std::make_shared<WorkerArgs>();
+  CLI::App* sub = app.add_subcommand("worker", "Serve plan fragments over TCP");
+  sub->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0: any free port)")
+      ->required();
+  sub->add_option("--backend", args->backend, "Backend that runs the fragments")
+      ->capture_default_str();
+  sub->add_option("--cache", args->cache,
+                  "Folder of the fragment cache (default: a temporary folder removed at exit)");
+  sub->add_option("--token-file", args->token_file,
+                  "File holding the shared token peers must prove")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--threads", args->threads, "Compute threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--queue", args->queue, "Frames that may wait per fragment")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  sub->add_option("--max-frame-mb", args->max_frame_mb,
+                  "Largest tensor or upload chunk accepted, in MiB")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  sub->add_option("--name", args->name, "Name in logs and handshakes (default worker@HOST:PORT)");
+  sub->add_option("--port-file", args->port_file, "Write the port listened on to this file");
+  return {sub, [args] { return run_worker(*args); }};
+}
+
+}  // namespace dpushard::cli

@@ -1,0 +1,167 @@
+// `dpushard run PLAN_DIR --cluster cluster.yaml [--frames N] [--inflight K] [--out FILE]`:
+// streams frames through the workers of cluster.yaml and reports latency percentiles,
+// throughput, per-node busy time, bytes on the wire per frame and the sha256 of frame 0's
+// outputs (the frame `dpushard exec --seed S` computes). A failed run exits non-zero
+// naming the node and frame; a results file is still written, marked incomplete.
+
+#include "run_cluster.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "cli_common.hpp"
+#include "dpushard/cluster.hpp"
+#include "dpushard/error.hpp"
+
+namespace dpushard::cli {
+namespace {
+
+nlohmann::json result_json(const std::string& plan_dir, const Plan& plan,
+                           const cluster::ClusterConfig& config, const ClusterRunArgs& args,
+                           std::uint64_t seed, const cluster::RunResult& r) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& n : r.nodes)
+    nodes.push_back({{"name", n.name},
+                     {"address", n.address},
+                     {"backend", n.backend},
+                     {"fragments", n.fragments},
+                     {"fragment_runs", n.frames_computed},
+                     {"busy_ms", n.busy_ms},
+                     {"utilization", n.utilization},
+                     {"tensor_bytes_sent", n.tensor_bytes_sent},
+                     {"max_queue", n.max_queue}});
+  nlohmann::json outputs = nlohmann::json::array();
+  for (const auto& t : r.first_outputs)
+    if (!t.name.empty()) outputs.push_back(tensor_json(t, true));
+  nlohmann::json j = {
+      {"plan", plan_dir},
+      {"cluster", config.source.string()},
+      {"strategy", plan.strategy},
+      {"nodes", plan.nodes},
+      {"fragments", plan.fragments.size()},
+      {"complete", r.complete},
+      {"frames", r.frames_requested},
+      {"frames_completed", r.frames_completed},
+      {"inflight", r.inflight},
+      {"seed", seed},
+      {"wall_s", r.wall_s},
+      {"throughput_fps", r.throughput_fps},
+      {"latency_ms",
+       {{"p50", r.latency_p50_ms},
+        {"p90", r.latency_p90_ms},
+        {"p99", r.latency_p99_ms},
+        {"mean", r.latency_mean_ms},
+        {"min", r.latency_min_ms},
+        {"max", r.latency_max_ms}}},
+      {"wire_bytes_per_frame", r.wire_bytes_per_frame},
+      {"upload",
+       {{"bytes", r.upload_bytes},
+        {"fragments_uploaded", r.fragments_uploaded},
+        {"fragments_cached", r.fragments_cached}}},
+      {"outputs", outputs},
+      {"per_node", nodes},
+      {"link_gbps", config.link_gbps},
+      {"shutdown_workers", args.shutdown_workers}};
+  if (!r.complete) {
+    j["error"] = r.error;
+    j["failed_node"] = r.failed_node;
+    j["failed_frame"] = r.failed_frame;
+  }
+  return j;
+}
+
+// Temporary file in the same folder, then rename: readers never see half a file.
+void write_atomically(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path temp =
+      path.string() + ".tmp" + std::to_string(std::random_device{}());
+  {
+    std::ofstream out(temp, std::ios::binary);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(temp, ignored);
+      throw Error("--out " + path.string() + ": cannot write it");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) throw Error("--out " + path.string() + ": " + ec.message());
+}
+
+void print_human(const nlohmann::json& j) {
+  std::ostringstream out;
+  out << "run " << j["plan"].get<std::string>() << " on " << j["nodes"] << " nodes ("
+      << j["strategy"].get<std::string>() << "): " << j["frames_completed"] << "/" << j["frames"]
+      << " frames, " << j["inflight"] << " in flight\n";
+  if (j["frames_completed"].get<std::int64_t>() > 0) {
+    const auto& l = j["latency_ms"];
+    out << "  throughput " << j["throughput_fps"].get<double>() << " fps, latency p50 "
+        << l["p50"].get<double>() << " ms, p90 " << l["p90"].get<double>() << " ms, p99 "
+        << l["p99"].get<double>() << " ms\n";
+    out << "  wire " << human_count(static_cast<long long>(j["wire_bytes_per_frame"].get<double>()))
+        << "B per frame, uploads " << human_count(j["upload"]["bytes"].get<long long>())
+        << "B (" << j["upload"]["fragments_uploaded"] << " sent, "
+        << j["upload"]["fragments_cached"] << " cached)\n";
+  }
+  for (const auto& n : j["per_node"])
+    out << "  node " << n["name"].get<std::string>() << " (" << n["address"].get<std::string>()
+        << "): busy " << n["busy_ms"].get<double>() << " ms, utilization "
+        << n["utilization"].get<double>() << "\n";
+  for (const auto& t : j["outputs"])
+    out << "  out  " << t["name"].get<std::string>() << "  fp " << t["fix_point"] << "  sha256 "
+        << t["sha256"].get<std::string>() << "\n";
+  std::cerr << out.str();
+}
+
+}  // namespace
+
+std::shared_ptr<ClusterRunArgs> add_cluster_run_options(CLI::App& run) {
+  auto args = std::make_shared<ClusterRunArgs>();
+  auto* cluster = run.add_option("--cluster", args->cluster_file,
+                                 "Run on the workers of this cluster.yaml (docs/cluster.md)")
+                      ->check(CLI::ExistingFile);
+  if (auto* local = run.get_option_no_throw("--local")) local->excludes(cluster);
+  run.add_option("--frames", args->frames, "Frames to stream through the cluster")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  run.add_option("--inflight", args->inflight, "Frames in flight at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  run.add_option("--out", args->out_file,
+                 "Also write the results JSON here (atomically; marked incomplete on failure)");
+  run.add_flag("--shutdown-workers", args->shutdown_workers,
+               "Stop every worker when the run ends");
+  run.add_option("--peer-timeout", args->peer_timeout_s,
+                 "Seconds of silence after which a node counts as dead")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  return args;
+}
+
+int run_cluster(const std::string& plan_dir, const ClusterRunArgs& args, std::uint64_t seed,
+                bool json) {
+  const Plan plan = read_plan(plan_dir);
+  const cluster::ClusterConfig config = cluster::read_cluster_config(args.cluster_file);
+  cluster::RunOptions options;
+  options.frames = args.frames;
+  options.inflight = args.inflight;
+  options.seed = seed;
+  options.shutdown_workers = args.shutdown_workers;
+  options.peer_timeout = std::chrono::milliseconds(static_cast<long>(args.peer_timeout_s * 1000));
+  const cluster::RunResult result = cluster::run_on_cluster(plan, plan_dir, config, options);
+  const nlohmann::json report = result_json(plan_dir, plan, config, args, seed, result);
+  if (!args.out_file.empty()) write_atomically(args.out_file, report.dump(2) + "\n");
+  if (json)
+    print_json(report);
+  else
+    print_human(report);
+  if (result.complete) return 0;
+  std::cerr << "dpushard: error: " << result.error << "\n";
+  return 1;
+}
+
+}  // namespace dpushard::cli

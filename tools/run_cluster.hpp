@@ -1,0 +1,31 @@
+#pragma once
+// `dpushard run PLAN_DIR --cluster cluster.yaml`: the cluster half of the run command.
+// cmd_run.cpp owns the command and its --local path; this file adds the cluster options
+// and runs the plan on the workers.
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace dpushard::cli {
+
+struct ClusterRunArgs {
+  std::string cluster_file;  // empty: not a cluster run
+  std::int64_t frames = 16;
+  int inflight = 2;
+  std::string out_file;
+  bool shutdown_workers = false;
+  double peer_timeout_s = 3.0;
+};
+
+// Adds --cluster, --frames, --inflight, --out, --shutdown-workers and --peer-timeout to
+// the `run` subcommand.
+std::shared_ptr<ClusterRunArgs> add_cluster_run_options(CLI::App& run);
+
+// Runs the plan in `plan_dir` on the cluster. `seed` and `json` are `run`'s own options.
+// Returns the exit code: 0 only when every frame completed.
+int run_cluster(const std::string& plan_dir, const ClusterRunArgs& args, std::uint64_t seed,
+                bool json);
+
+}  // namespace dpushard::cli
