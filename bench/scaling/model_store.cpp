@@ -1,0 +1,70 @@
+#include "scaling/model_store.hpp"
+
+#include "dpushard/error.hpp"
+#include "dpushard/split.hpp"
+#include "dpushard/xmodel.hpp"
+#include "dpushard/zoo.hpp"
+
+namespace dpushard::bench {
+
+namespace fs = std::filesystem;
+
+fs::path model_dir(const SweepOptions& o, const std::string& size) {
+  const std::string spec =
+      "e" + std::to_string(o.experts) + "-" + o.input + "-s" + std::to_string(o.seed);
+  return o.models_dir / spec / (o.family + "-" + size);
+}
+
+fs::path plan_dir(const SweepOptions& o, const std::string& size, int nodes,
+                  const std::string& strategy) {
+  return model_dir(o, size) /
+         (nodes == 1 ? std::string("n1") : "n" + std::to_string(nodes) + "-" + strategy);
+}
+
+fs::path ensure_model(const SweepOptions& o, const std::string& size) {
+  const fs::path file = model_dir(o, size) / "model_int.xmodel";
+  std::error_code ec;
+  if (fs::is_regular_file(file, ec)) return file;
+  ZooSpec spec;
+  try {
+    spec.params = parse_count(size);
+  } catch (const Error& e) {
+    throw Error("--sizes: " + std::string(e.what()));
+  }
+  try {
+    spec.input = parse_input_shape(o.input);
+  } catch (const Error& e) {
+    throw Error("--input: " + std::string(e.what()));
+  }
+  spec.experts = o.experts;
+  spec.seed = o.seed;
+  const Graph model = o.family == "convvit" ? make_convvit(spec) : make_cnn(spec);
+  fs::create_directories(file.parent_path(), ec);
+  if (ec) throw Error(file.parent_path().string() + ": cannot create: " + ec.message());
+  write_xmodel(model, file);
+  return file;
+}
+
+Plan ensure_plan(const SweepOptions& o, const std::string& size, int nodes,
+                 const std::string& strategy, double link_gbps) {
+  const fs::path dir = plan_dir(o, size, nodes, strategy);
+  std::error_code ec;
+  if (!fs::is_regular_file(dir / "plan.yaml", ec)) {
+    const fs::path model_file = ensure_model(o, size);
+    const Graph model = read_xmodel(model_file);
+    SplitOptions split;
+    split.nodes = nodes;
+    // One node: the whole model as one fragment, whatever the strategy.
+    split.strategy = parse_strategy(nodes == 1 ? "replicate" : strategy);
+    split.link_gbps = link_gbps;
+    split.model_file = model_file.string();
+    split.model_sha256 = sha256_file(model_file);
+    SplitResult result = split_model(model, split);
+    write_split(result, dir);
+  }
+  Plan plan = read_plan(dir);
+  check_plan_files(plan, dir);
+  return plan;
+}
+
+}  // namespace dpushard::bench

@@ -1,0 +1,29 @@
+#pragma once
+// Where a suite's models and plans live, and making the ones that are missing. The layout
+// is shared with the Ansible models role (docs/benchmarking.md):
+//   <models>/e<experts>-<input>-s<seed>/<family>-<size>/model_int.xmodel
+//   <models>/e<experts>-<input>-s<seed>/<family>-<size>/n1/              1-node baseline
+//   <models>/e<experts>-<input>-s<seed>/<family>-<size>/n<N>-<strategy>/
+
+#include <filesystem>
+#include <string>
+
+#include "dpushard/plan.hpp"
+#include "scaling/options.hpp"
+
+namespace dpushard::bench {
+
+std::filesystem::path model_dir(const SweepOptions& o, const std::string& size);
+std::filesystem::path plan_dir(const SweepOptions& o, const std::string& size, int nodes,
+                               const std::string& strategy);
+
+// Makes the zoo model (`dpushard zoo`'s generator) when its file is missing; returns it.
+std::filesystem::path ensure_model(const SweepOptions& o, const std::string& size);
+
+// Splits the model into the plan (as `dpushard split --nodes N --strategy S --link-gbps G`
+// does) when the plan folder has no plan.yaml; returns the plan read back and checked
+// against its files.
+Plan ensure_plan(const SweepOptions& o, const std::string& size, int nodes,
+                 const std::string& strategy, double link_gbps);
+
+}  // namespace dpushard::bench

@@ -1,0 +1,87 @@
+#include "scaling/options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <iostream>
+
+#ifndef DPUSHARD_GIT_REVISION
+#define DPUSHARD_GIT_REVISION "unknown"
+#endif
+
+namespace dpushard::bench {
+
+int benchmark_repetitions_flag(int argc, char** argv) {
+  const std::string prefix = "--benchmark_repetitions=";
+  int repetitions = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind(prefix, 0) == 0)
+      repetitions = std::max(1, std::atoi(arg.c_str() + prefix.size()));
+  }
+  return repetitions;
+}
+
+SweepOptions parse_sweep_options(const std::string& family, int argc, char** argv,
+                                 int benchmark_repetitions) {
+  SweepOptions o;
+  o.family = family;
+  o.repetitions = benchmark_repetitions;
+  o.git_revision = DPUSHARD_GIT_REVISION;
+  CLI::App app{"bench_" + family + "_scaling: " + family +
+               " models of increasing size on 1..N nodes of a dpushard cluster, per split "
+               "strategy (Google Benchmark; docs/benchmarking.md).\nGoogle Benchmark's flags "
+               "also apply: --benchmark_out=FILE --benchmark_out_format=json "
+               "--benchmark_repetitions=N --benchmark_filter=REGEX ..."};
+  std::string cluster, models, progress;
+  app.add_option("--cluster", cluster, "cluster.yaml of the running workers (docs/cluster.md)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--models", models,
+                 "Folder of models and plans; missing ones are made (layout: "
+                 "docs/benchmarking.md)")
+      ->default_str(o.models_dir.string());
+  app.add_option("--sizes", o.sizes, "Model sizes in parameters (K, M, G suffixes)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--nodes", o.node_counts, "Node counts (default: 1 to the cluster's size)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--strategies", o.strategies, "Split strategies for more than one node")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"experts", "pipeline", "replicate"}))
+      ->capture_default_str();
+  app.add_option("--experts", o.experts, "Expert branches of the zoo models")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--input", o.input, "Input HxWxC of the zoo models")->capture_default_str();
+  app.add_option("--seed", o.seed, "Seed of the zoo models' weights")->capture_default_str();
+  app.add_option("--frames", o.frames, "Frames per timed iteration")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--inflight", o.inflight, "Frames in flight")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app.add_option("--warmup-frames", o.warmup_frames,
+                 "Frames of one untimed run before each configuration (0: none)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--iterations", o.iterations, "Timed iterations per repetition")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--inventory", o.inventory, "Inventory name recorded in the context")
+      ->capture_default_str();
+  app.add_option("--progress-file", progress, "Also append the progress lines to this file");
+  app.add_option("--git-revision", o.git_revision, "Revision recorded in the context")
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e));
+  }
+  o.cluster_file = cluster;
+  if (!models.empty()) o.models_dir = models;
+  o.progress_file = progress;
+  return o;
+}
+
+}  // namespace dpushard::bench

@@ -1,0 +1,41 @@
+#pragma once
+// The scaling suites' own command line (Google Benchmark's --benchmark_* flags are
+// handled by the library): the cluster, where models and plans live, and the sweep.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace dpushard::bench {
+
+struct SweepOptions {
+  std::string family;                  // "cnn" or "convvit": which zoo family the suite sweeps
+  std::filesystem::path cluster_file;  // cluster.yaml (docs/cluster.md)
+  std::filesystem::path models_dir = "dpushard-models";
+  std::vector<std::string> sizes = {"5M", "10M", "20M", "50M", "100M", "200M"};
+  std::vector<int> node_counts;  // empty: 1 to the cluster's size
+  std::vector<std::string> strategies = {"experts", "pipeline", "replicate"};
+  int experts = 3;
+  std::string input = "224x224x3";
+  std::uint64_t seed = 1;
+  std::int64_t frames = 16;        // per timed iteration
+  int inflight = 4;                // frames in flight
+  std::int64_t warmup_frames = 2;  // one untimed run per configuration before timing (0: none)
+  int iterations = 1;              // timed iterations per repetition
+  int repetitions = 1;             // --benchmark_repetitions, read for the progress estimate
+  std::string inventory = "none";
+  std::filesystem::path progress_file;  // also append the progress lines here
+  std::string git_revision;             // default: the revision the suite was built from
+};
+
+// Parses argv after benchmark::Initialize removed its own flags. `--help` prints both sets
+// of flags and exits 0; a bad value prints one line naming the flag and exits 2.
+SweepOptions parse_sweep_options(const std::string& family, int argc, char** argv,
+                                 int benchmark_repetitions);
+
+// --benchmark_repetitions=N as given on the command line (1 when absent); read before
+// benchmark::Initialize consumes it.
+int benchmark_repetitions_flag(int argc, char** argv);
+
+}  // namespace dpushard::bench

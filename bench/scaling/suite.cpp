@@ -1,0 +1,294 @@
+#include "scaling/suite.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "dpushard/cluster.hpp"
+#include "dpushard/error.hpp"
+#include "scaling/model_store.hpp"
+#include "scaling/options.hpp"
+#include "scaling/progress.hpp"
+
+namespace dpushard::bench {
+namespace {
+
+// One benchmark: a plan of one model on some nodes, prepared before any timing.
+struct Config {
+  std::string size;
+  int nodes = 1;
+  std::string strategy;  // "single" for the 1-node baseline
+  std::filesystem::path dir;
+  Plan plan;
+  std::string error;  // why the plan could not be made; the benchmark reports it
+  double params = 0;
+  double gmacs = 0;
+  double weight = 1;  // expected seconds, for the progress estimate
+  std::string label;  // "10M on 2 nodes, experts"
+};
+
+struct Suite {
+  SweepOptions options;
+  cluster::ClusterConfig cluster;
+  std::unique_ptr<Progress> progress;
+  std::vector<std::unique_ptr<Config>> configs;
+  std::map<std::string, std::pair<double, int>> baseline_fps;  // size -> (sum, count)
+};
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string joined(const std::set<std::string>& values) {
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : ",") + v;
+  return out;
+}
+
+// The model's size and work from the plan: every fragment once (replicas run the same one).
+void fill_cost(Config& c) {
+  double params = 0, macs = 0;
+  for (const auto& f : c.plan.fragments) {
+    params += static_cast<double>(f.cost.params);
+    macs += static_cast<double>(f.cost.macs);
+  }
+  c.params = params;
+  c.gmacs = macs / 1e9;
+}
+
+void prepare(Suite& s) {
+  const SweepOptions& o = s.options;
+  std::vector<int> counts = o.node_counts;
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  s.progress->note("making or reading " + std::to_string(o.sizes.size()) +
+                   " model(s) and their "
+                   "plans in " +
+                   o.models_dir.string());
+  for (const auto& size : o.sizes) {
+    for (int n : counts) {
+      const std::vector<std::string> strategies =
+          n == 1 ? std::vector<std::string>{"single"} : o.strategies;
+      for (const auto& strategy : strategies) {
+        auto c = std::make_unique<Config>();
+        c->size = size;
+        c->nodes = n;
+        c->strategy = strategy;
+        c->dir = plan_dir(o, size, n, strategy);
+        c->label = o.family + " " + size + " on " + std::to_string(n) + " node" +
+                   (n == 1 ? "" : "s, " + strategy);
+        try {
+          c->plan = ensure_plan(o, size, n, strategy, s.cluster.link_gbps);
+          fill_cost(*c);
+          const double fps =
+              c->plan.predicted.throughput_fps > 0 ? c->plan.predicted.throughput_fps : 10.0;
+          const double frames = static_cast<double>(o.frames * o.iterations + o.warmup_frames);
+          const double loads = o.warmup_frames > 0 ? 2.0 : 1.0;
+          c->weight = loads * (0.3 + c->params / 1e8) * o.iterations + frames / fps;
+        } catch (const Error& e) {
+          c->error = e.what();
+          s.progress->note(c->label + ": no plan: " + c->error);
+        }
+        s.configs.push_back(std::move(c));
+      }
+    }
+  }
+}
+
+std::string run_error(const cluster::RunResult& r) {
+  std::string msg = r.error.empty() ? "the run did not complete" : r.error;
+  if (!r.failed_node.empty() && msg.find(r.failed_node) == std::string::npos)
+    msg += " (node " + r.failed_node + ")";
+  if (r.failed_frame >= 0 && msg.find("frame") == std::string::npos)
+    msg += " (frame " + std::to_string(r.failed_frame) + ")";
+  return msg;
+}
+
+cluster::RunResult run_once(const Suite& s, const Config& c, std::int64_t frames) {
+  cluster::RunOptions ro;
+  ro.frames = frames;
+  ro.inflight = s.options.inflight;
+  ro.name = "bench_" + s.options.family + "_scaling";
+  try {
+    return cluster::run_on_cluster(c.plan, c.dir, s.cluster, ro);
+  } catch (const std::exception& e) {
+    cluster::RunResult failed;
+    failed.error = e.what();
+    return failed;
+  }
+}
+
+void run_config(benchmark::State& state, Suite& s, const Config& c) {
+  s.progress->start(c.label);
+  auto skip = [&](const std::string& why) {
+    state.SkipWithError(why.c_str());
+    s.progress->finish(c.label, c.weight, "FAILED: " + why);
+  };
+  if (!c.error.empty()) {
+    skip("no plan: " + c.error);
+    return;
+  }
+  if (s.options.warmup_frames > 0) {
+    const cluster::RunResult warm = run_once(s, c, s.options.warmup_frames);
+    if (!warm.complete) {
+      skip("warm-up: " + run_error(warm));
+      return;
+    }
+  }
+
+  double wall = 0, p50 = 0, p90 = 0, p99 = 0, wire = 0;
+  int runs = 0;
+  std::int64_t frames = 0;
+  for (auto _ : state) {
+    const cluster::RunResult r = run_once(s, c, s.options.frames);
+    if (!r.complete) {
+      skip(run_error(r));
+      return;
+    }
+    state.SetIterationTime(r.wall_s);  // the distributed span only
+    wall += r.wall_s;
+    frames += r.frames_completed;
+    p50 += r.latency_p50_ms;
+    p90 += r.latency_p90_ms;
+    p99 += r.latency_p99_ms;
+    wire += r.wire_bytes_per_frame;
+    ++runs;
+  }
+  if (runs == 0 || !(wall > 0)) {
+    skip("no timed iteration completed");
+    return;
+  }
+  const double n = runs;
+  const double fps = static_cast<double>(frames) / wall;
+  if (c.nodes == 1) {
+    auto& [sum, count] = s.baseline_fps[c.size];
+    sum += fps;
+    ++count;
+  }
+  state.counters["params"] = c.params;
+  state.counters["gmacs"] = c.gmacs;
+  state.counters["nodes"] = c.nodes;
+  state.counters["frames"] = static_cast<double>(frames) / n;
+  state.counters["fps"] = fps;
+  state.counters["predicted_fps"] = c.plan.predicted.throughput_fps;
+  state.counters["p50_ms"] = p50 / n;
+  state.counters["p90_ms"] = p90 / n;
+  state.counters["p99_ms"] = p99 / n;
+  state.counters["bytes_per_frame"] = wire / n;
+  state.counters["node_bytes_per_frame"] =
+      static_cast<double>(c.plan.predicted.wire_bytes_per_frame);
+  std::string result = fixed(fps, 1) + " fps, p50 " + fixed(p50 / n, 1) + " ms";
+  if (const auto it = s.baseline_fps.find(c.size); it != s.baseline_fps.end()) {
+    const double base = it->second.first / it->second.second;
+    const double speedup = fps / base;
+    state.counters["speedup"] = speedup;
+    state.counters["efficiency"] = speedup / c.nodes;
+    if (c.nodes > 1) result += ", " + fixed(speedup, 2) + "x over 1 node";
+  }
+  s.progress->finish(c.label, c.weight, result);
+}
+
+void add_context(const Suite& s) {
+  const SweepOptions& o = s.options;
+  std::set<std::string> backends, targets;
+  for (const auto& node : s.cluster.nodes) {
+    backends.insert(node.backend.empty() ? "any" : node.backend);
+    targets.insert(node.target.empty() ? "unknown" : node.target);
+  }
+  const std::string backend = joined(backends);
+  benchmark::AddCustomContext("suite", "bench_" + o.family + "_scaling");
+  benchmark::AddCustomContext("family", o.family);
+  benchmark::AddCustomContext("git_revision", o.git_revision);
+  benchmark::AddCustomContext("backend", backend);
+  benchmark::AddCustomContext("target", joined(targets));
+  benchmark::AddCustomContext("timing", backend == "sim" ? "modeled" : "measured");
+  benchmark::AddCustomContext("link_gbps", fixed(s.cluster.link_gbps, 3));
+  benchmark::AddCustomContext("inventory", o.inventory);
+  benchmark::AddCustomContext("cluster_file", o.cluster_file.string());
+  benchmark::AddCustomContext("cluster_nodes", std::to_string(s.cluster.nodes.size()));
+  benchmark::AddCustomContext("frames", std::to_string(o.frames));
+  benchmark::AddCustomContext("inflight", std::to_string(o.inflight));
+  benchmark::AddCustomContext("warmup_frames", std::to_string(o.warmup_frames));
+  benchmark::AddCustomContext("iterations", std::to_string(o.iterations));
+  benchmark::AddCustomContext("zoo_experts", std::to_string(o.experts));
+  benchmark::AddCustomContext("zoo_input", o.input);
+  benchmark::AddCustomContext("zoo_seed", std::to_string(o.seed));
+  benchmark::AddCustomContext("models_dir", o.models_dir.string());
+}
+
+void register_all(Suite& s) {
+  for (const auto& c : s.configs) {
+    const std::string name = s.options.family + "/params:" + c->size +
+                             "/nodes:" + std::to_string(c->nodes) + "/strategy:" + c->strategy;
+    Config* config = c.get();
+    benchmark::RegisterBenchmark(
+        name.c_str(), [&s, config](benchmark::State& state) { run_config(state, s, *config); })
+        ->UseManualTime()
+        ->Iterations(s.options.iterations)
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+bool wants_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int run_scaling_suite(const std::string& family, int argc, char** argv) {
+  if (wants_help(argc, argv)) {
+    char help[] = "--help";
+    char* args[] = {argv[0], help, nullptr};
+    parse_sweep_options(family, 2, args, 1);  // prints and exits
+    return 0;
+  }
+  const int repetitions = benchmark_repetitions_flag(argc, argv);
+  benchmark::Initialize(&argc, argv);
+  Suite s;
+  try {
+    s.options = parse_sweep_options(family, argc, argv, repetitions);
+    s.cluster = cluster::read_cluster_config(s.options.cluster_file);
+    SweepOptions& o = s.options;
+    const int size = static_cast<int>(s.cluster.nodes.size());
+    if (o.node_counts.empty())
+      for (int n = 1; n <= size; ++n) o.node_counts.push_back(n);
+    for (int n : o.node_counts)
+      if (n > size)
+        throw Error("--nodes " + std::to_string(n) + ": the cluster " + o.cluster_file.string() +
+                    " has " + std::to_string(size) + " nodes");
+    if (std::find(o.node_counts.begin(), o.node_counts.end(), 1) == o.node_counts.end())
+      std::cerr << "bench_" << family << "_scaling: warning: --nodes has no 1: no speedups\n";
+    s.progress = std::make_unique<Progress>(family, o.progress_file);
+    prepare(s);
+    double weight = 0;
+    for (const auto& c : s.configs) weight += c->weight;
+    s.progress->set_total(static_cast<int>(s.configs.size()) * o.repetitions,
+                          weight * o.repetitions);
+    s.progress->note(std::to_string(s.configs.size()) + " configuration(s) x " +
+                     std::to_string(o.repetitions) + " repetition(s) on " + std::to_string(size) +
+                     " node(s), " + std::to_string(o.frames) + " frames each, " +
+                     std::to_string(o.inflight) + " in flight");
+  } catch (const std::exception& e) {
+    std::cerr << "bench_" << family << "_scaling: error: " << e.what() << "\n";
+    return 2;
+  }
+  add_context(s);
+  register_all(s);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
+
+}  // namespace dpushard::bench

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The short sweep of the CI: site.yml without provisioning, against the local inventory
+# (three sim workers on 127.0.0.1:7701-7703) on the ctest build tree, with one small model
+# per family, 1 and 2 nodes, two strategies, few frames and the worker caches pre-seeded
+# by hash. Then checks what a user would look at: the report, the raw JSON (also through
+# compare.py), env.json, the worker logs and the fragments in the caches.
+#
+#   short_sweep.sh SOURCE_DIR BUILD_DIR
+set -euo pipefail
+src=$1
+build=$2
+scratch=$(mktemp -d "${build}/short-sweep.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+
+fail() {
+  echo "short_sweep: FAILED: $*" >&2
+  exit 1
+}
+
+vars=$(cat <<JSON
+{
+  "dpushard_build_dir": "${build}",
+  "dpushard_work_dir": "${scratch}/work",
+  "dpushard_results_root": "${scratch}/results",
+  "dpushard_token_file": "${scratch}/work/token",
+  "dpushard_families": ["cnn", "convvit"],
+  "dpushard_sizes": ["1M"],
+  "dpushard_node_counts": [1, 2],
+  "dpushard_strategies": ["experts", "replicate"],
+  "dpushard_zoo_input": "64x64x3",
+  "models_preseed_caches": true,
+  "sweep_frames": 4,
+  "sweep_inflight": 2,
+  "sweep_warmup_frames": 1,
+  "sweep_timeout": 240,
+  "sweep_poll_interval": 2,
+  "workers_max_lifetime": 300
+}
+JSON
+)
+
+cd "$src"
+export ANSIBLE_CONFIG="$src/ansible.cfg" ANSIBLE_NOCOLOR=1
+ansible-playbook -i inventories/local playbooks/site.yml --skip-tags provision -e "$vars"
+
+run_id=$(cat "$scratch/work/runs/latest")
+results="$scratch/results/$run_id"
+echo "short_sweep: run $run_id in $results"
+
+for f in report.md env.json bench_cnn_scaling.json bench_convvit_scaling.json cluster.yaml \
+         logs/node1.log logs/node2.log plots/cnn_speedup.png plots/convvit_bytes.png; do
+  [[ -s "$results/$f" ]] || fail "$f is missing or empty"
+done
+grep -q '^> \*\*Timing: modeled.\*\*' "$results/report.md" || fail "report.md does not say modeled"
+grep -q '^## Break-even model size' "$results/report.md" || fail "report.md has no break-even"
+grep -q 'replicate (data-parallel baseline)' "$results/report.md" || fail "no data-parallel column"
+grep -q '^| 2 | ' "$results/report.md" || fail "no 2-node break-even row"
+if grep -q '^## Failed configurations' "$results/report.md"; then
+  sed -n '/^## Failed configurations/,/^## /p' "$results/report.md" >&2
+  fail "some configurations failed"
+fi
+
+/usr/bin/python3 - "$results" <<'PY'
+import json, sys
+results = sys.argv[1]
+env = json.load(open(results + "/env.json"))
+assert env["backend"] == "sim" and env["inventory"] == "local" and env["timing"] == "modeled", env
+assert set(env["hosts"]) == {"controller", "node1", "node2", "node3"}, env["hosts"].keys()
+assert env["hosts"]["node1"]["address"] == "127.0.0.1:7701", env["hosts"]["node1"]
+for family in ("cnn", "convvit"):
+    doc = json.load(open(f"{results}/bench_{family}_scaling.json"))
+    ctx = doc["context"]
+    for key in ("git_revision", "backend", "target", "link_gbps", "inventory"):
+        assert ctx.get(key), (family, key, ctx)
+    names = [b["run_name"] for b in doc["benchmarks"]]
+    assert len(names) == 3, names  # 1 node, 2 nodes x {experts, replicate}
+    for b in doc["benchmarks"]:
+        assert not b.get("error_occurred"), b
+        for counter in ("params", "gmacs", "fps", "p50_ms", "p99_ms", "speedup", "efficiency",
+                        "bytes_per_frame"):
+            assert counter in b, (counter, b["run_name"])
+        assert b["fps"] > 0 and b["real_time"] > 0, b
+PY
+
+/usr/bin/python3 /usr/share/benchmark/compare.py benchmarks \
+  "$results/bench_cnn_scaling.json" "$results/bench_cnn_scaling.json" >"$scratch/compare.txt" ||
+  fail "compare.py cannot read the suite's JSON"
+grep -q 'cnn/params:1M/nodes:2/strategy:experts' "$scratch/compare.txt" || fail "compare.py output"
+
+# Pre-seeded caches: node1 runs slot 0 of every plan, node2 slot 1 of the 2-node plans.
+ls "$scratch/work/node1/cache/"*.xmodel >/dev/null 2>&1 || fail "node1's cache is empty"
+ls "$scratch/work/node2/cache/"*.xmodel >/dev/null 2>&1 || fail "node2's cache is empty"
+for f in "$scratch/work/node1/cache/"*.xmodel; do
+  [[ "$(sha256sum "$f" | cut -d' ' -f1).xmodel" == "$(basename "$f")" ]] || fail "$f: not named by its hash"
+done
+echo "short_sweep: OK"

@@ -1,0 +1,119 @@
+// dpushard report RESULTS_DIR [--python PATH] [--no-plots] [--json]
+// Renders RESULTS_DIR/report.md and RESULTS_DIR/plots/*.png from the scaling suites'
+// Google Benchmark JSON and env.json in that folder (docs/benchmarking.md).
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "report/analysis.hpp"
+#include "report/atomic_write.hpp"
+#include "report/figures.hpp"
+#include "report/markdown.hpp"
+#include "report/results.hpp"
+
+namespace dpushard::cli {
+namespace {
+
+struct ReportOptions {
+  std::string dir;
+  std::string python;
+  bool no_plots = false;
+  bool json = false;
+};
+
+std::string default_python() {
+  // Debian's interpreter has python3-matplotlib; a python3 earlier on PATH may not.
+  std::error_code ec;
+  return std::filesystem::exists("/usr/bin/python3", ec) ? "/usr/bin/python3" : "python3";
+}
+
+std::string kind_name(report::BreakEven::Kind kind) {
+  switch (kind) {
+    case report::BreakEven::Kind::Always:
+      return "always";
+    case report::BreakEven::Kind::From:
+      return "from";
+    case report::BreakEven::Kind::Never:
+      return "never";
+    case report::BreakEven::Kind::NoData:
+      break;
+  }
+  return "no_data";
+}
+
+nlohmann::json break_even_json(const std::vector<report::BreakEven>& table) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& be : table)
+    out.push_back({{"nodes", be.nodes},
+                   {"strategy", be.strategy},
+                   {"kind", kind_name(be.kind)},
+                   {"size", be.size.label},
+                   {"params", be.size.params},
+                   {"speedup", be.at}});
+  return out;
+}
+
+int run_report(const ReportOptions& o) {
+  const std::filesystem::path dir = o.dir;
+  const report::RunResults results = report::read_results(dir);
+  const report::Analysis analysis = report::analyze(results);
+
+  report::MarkdownOptions md;
+  const nlohmann::json specs = report::figure_specs(analysis);
+  if (o.no_plots) {
+    md.figures = false;
+    md.figures_note = "dpushard report ran with --no-plots.";
+  } else {
+    try {
+      report::render_figures(specs, dir, o.python.empty() ? default_python() : o.python);
+    } catch (const std::exception& e) {
+      // The tables are still worth writing; the report says why the figures are missing.
+      md.figures = false;
+      md.figures_note = e.what();
+      std::cerr << "dpushard report: warning: " << e.what() << "\n";
+    }
+  }
+  const auto report_path = dir / "report.md";
+  report::write_file_atomically(report_path, report::render_markdown(results, analysis, md));
+
+  nlohmann::json summary = {{"report", report_path.string()},
+                            {"timing", analysis.modeled ? "modeled" : "measured"},
+                            {"backend", analysis.backend},
+                            {"measurements", results.measurements.size()},
+                            {"failed", analysis.failed.size()},
+                            {"figures", nlohmann::json::array()},
+                            {"figures_error", md.figures ? "" : md.figures_note},
+                            {"families", nlohmann::json::array()}};
+  if (md.figures)
+    for (const auto& f : specs["figures"]) summary["figures"].push_back(f["file"]);
+  for (const auto& fa : analysis.families)
+    summary["families"].push_back(
+        {{"family", fa.family},
+         {"break_even_throughput", break_even_json(fa.throughput_break_even)},
+         {"break_even_latency", break_even_json(fa.latency_break_even)}});
+  if (o.json) print_json(summary);
+  std::cerr << "report: " << report_path.string() << " (" << results.measurements.size()
+            << " configurations, " << analysis.timing_label << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+Command add_report_command(CLI::App& app) {
+  auto o = std::make_shared<ReportOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "report", "Render RESULTS_DIR/report.md and plots from the scaling suites' JSON");
+  sub->add_option("RESULTS_DIR", o->dir, "A run folder: bench_*_scaling.json and env.json")
+      ->required();
+  sub->add_option("--python", o->python,
+                  "Python with matplotlib for the plots (default: /usr/bin/python3)");
+  sub->add_flag("--no-plots", o->no_plots, "Write report.md with tables only");
+  sub->add_flag("--json", o->json, "Print a summary (break-even tables) as JSON on stdout");
+  return {sub, [o] { return run_report(*o); }};
+}
+
+}  // namespace dpushard::cli

@@ -1,0 +1,75 @@
+#pragma once
+// From measurements to the report's numbers: each configuration against the 1-node
+// baseline of the same model (speedup, latency speedup, parallel efficiency), and the
+// break-even model size per node count and strategy.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "results.hpp"
+
+namespace dpushard::report {
+
+// One configuration compared with the 1-node run of the same model.
+struct Row {
+  Measurement m;
+  bool has_baseline = false;
+  double speedup = 0;          // fps / fps on one node (throughput)
+  double latency_speedup = 0;  // p50 on one node / p50 (0 when a p50 is missing)
+  double efficiency = 0;       // speedup / nodes
+};
+
+struct Size {
+  std::string label;  // as swept: "10M"
+  double params = 0;  // measured parameter count
+};
+
+// The smallest model size from which N nodes beat one at every larger size measured.
+struct BreakEven {
+  enum class Kind {
+    Always,  // beats one node at every size measured, the smallest included
+    From,    // from `size` on
+    Never,   // not at the largest size measured
+    NoData,  // no successful measurement of this configuration
+  };
+  int nodes = 0;
+  std::string strategy;
+  Kind kind = Kind::NoData;
+  Size size;      // Always: the smallest size; From: the break-even size; Never: the largest
+  double at = 0;  // the speedup at `size`
+};
+
+struct FamilyAnalysis {
+  std::string family;
+  std::vector<Size> sizes;                       // ascending by parameter count
+  std::vector<int> node_counts;                  // ascending, 1 included when measured
+  std::vector<std::string> strategies;           // experts, pipeline, replicate, then others
+  std::vector<Row> rows;                         // by size, node count, strategy
+  std::vector<BreakEven> throughput_break_even;  // by node count (> 1), strategy
+  std::vector<BreakEven> latency_break_even;
+
+  // The row of a configuration; the 1-node baseline is found with nodes == 1 and any
+  // strategy. Null when it was not measured.
+  const Row* find(const std::string& size, int nodes, const std::string& strategy) const;
+};
+
+struct Analysis {
+  std::vector<FamilyAnalysis> families;  // in order of first appearance
+  std::vector<Measurement> failed;       // configurations the suites reported as failed
+  std::string backend;                   // from the suites' context ("mixed" when they differ)
+  bool modeled = false;                  // every suite ran on the sim backend
+  std::string timing_label;              // what the times come from: "sim backend: ..."
+};
+
+// Whether times on `backend` are modeled (sim), and where they come from, in words.
+bool backend_is_modeled(const std::string& backend);
+std::string timing_label(const std::string& backend);
+
+Analysis analyze(const RunResults& results);
+
+// The break-even of `rows` (one configuration at increasing sizes); `metric` picks the
+// speedup. Exposed for tests.
+BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*metric);
+
+}  // namespace dpushard::report

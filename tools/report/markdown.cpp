@@ -1,0 +1,293 @@
+#include "markdown.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "figures.hpp"
+
+namespace dpushard::report {
+namespace {
+
+using nlohmann::json;
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// Three significant digits, no exponent for the ranges a report shows.
+std::string sig3(double v) {
+  if (v == 0) return "0";
+  const double a = std::fabs(v);
+  return fixed(v, a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3);
+}
+
+std::string count(double v) {  // 10'123'456 -> "10.1M"
+  const char* suffix = "";
+  double x = v;
+  if (std::fabs(x) >= 1e9) {
+    x /= 1e9;
+    suffix = "G";
+  } else if (std::fabs(x) >= 1e6) {
+    x /= 1e6;
+    suffix = "M";
+  } else if (std::fabs(x) >= 1e3) {
+    x /= 1e3;
+    suffix = "K";
+  }
+  return sig3(x) + suffix;
+}
+
+std::string bytes(double v) {
+  if (v >= 1e6) return sig3(v / 1e6) + " MB";
+  if (v >= 1e3) return sig3(v / 1e3) + " kB";
+  return fixed(v, 0) + " B";
+}
+
+std::string json_text(const json& j, const char* key, const std::string& fallback = "") {
+  if (!j.is_object() || !j.contains(key)) return fallback;
+  const json& v = j[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return fallback;
+  return v.dump();
+}
+
+// A value all suites agree on (from their context), else env.json's, else the fallback.
+std::string run_value(const RunResults& r, const std::string& key, const std::string& fallback) {
+  std::set<std::string> seen;
+  for (const auto& s : r.suites)
+    if (auto v = s.get(key); !v.empty()) seen.insert(v);
+  if (seen.size() == 1) return *seen.begin();
+  if (seen.size() > 1) {
+    std::string all;
+    for (const auto& v : seen) all += (all.empty() ? "" : ", ") + v;
+    return all;
+  }
+  return json_text(r.env, key.c_str(), fallback);
+}
+
+std::string host_line(const std::string& name, const json& h) {
+  std::ostringstream out;
+  out << name << " (" << json_text(h, "hostname", "?") << "): " << json_text(h, "cpu", "?") << ", "
+      << json_text(h, "cores", "?") << " cores, " << sig3(h.value("memory_mb", 0.0) / 1024.0)
+      << " GiB, " << json_text(h, "os", "?") << ", " << json_text(h, "architecture", "?");
+  return out.str();
+}
+
+void run_section(std::ostringstream& md, const RunResults& r, const Analysis& a) {
+  const json& env = r.env;
+  md << "## Run\n\n| | |\n|---|---|\n";
+  md << "| run | " << json_text(env, "run_id", r.dir.filename().string()) << " |\n";
+  md << "| git revision | " << run_value(r, "git_revision", "unknown") << " |\n";
+  md << "| inventory | " << run_value(r, "inventory", "unknown") << " |\n";
+  md << "| backend / target | " << a.backend << " / " << run_value(r, "target", "unknown")
+     << " |\n";
+  md << "| link | " << run_value(r, "link_gbps", "?") << " Gbit/s |\n";
+  md << "| timing | " << (a.modeled ? "modeled: " : "measured: ") << a.timing_label << " |\n";
+  md << "| frames per configuration | " << run_value(r, "frames", "?") << " timed, "
+     << run_value(r, "inflight", "?") << " in flight, " << run_value(r, "warmup_frames", "?")
+     << " warm-up; " << run_value(r, "iterations", "?") << " iteration(s) |\n";
+  md << "| models | zoo, " << run_value(r, "zoo_experts", "?") << " experts, input "
+     << run_value(r, "zoo_input", "?") << ", seed " << run_value(r, "zoo_seed", "?") << " |\n";
+  if (env.is_object() && env.contains("hosts") && env["hosts"].is_object()) {
+    std::string workers;
+    for (const auto& [name, h] : env["hosts"].items()) {
+      if (json_text(h, "role") == "head")
+        md << "| head node | " << host_line(name, h) << " |\n";
+      else
+        workers += (workers.empty() ? "" : ", ") + name + " " + json_text(h, "address");
+    }
+    if (!workers.empty()) md << "| workers | " << workers << " |\n";
+  } else {
+    md << "| host | " << run_value(r, "host_name", "?") << ", " << run_value(r, "num_cpus", "?")
+       << " CPUs |\n";
+  }
+  if (env.is_object() && env.contains("versions") && env["versions"].is_object()) {
+    const json& v = env["versions"];
+    std::string versions =
+        "ansible " + json_text(v, "ansible", "?") + "; " + json_text(v, "compiler", "?");
+    if (v.contains("packages") && v["packages"].is_object())
+      for (const auto& [p, ver] : v["packages"].items())
+        versions += "; " + p + " " + (ver.is_string() ? ver.get<std::string>() : ver.dump());
+    md << "| versions | " << versions << " |\n";
+  }
+  for (const auto& s : r.suites)
+    md << "| suite | `" << s.file << "` (" << s.get("date", "?") << ") |\n";
+  md << "\n";
+}
+
+void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
+                      const std::vector<BreakEven>& table) {
+  md << "| nodes |";
+  for (const auto& s : fa.strategies)
+    md << " " << s << (s == "replicate" ? " (data-parallel baseline)" : "") << " |";
+  md << "\n|---|";
+  for (std::size_t i = 0; i < fa.strategies.size(); ++i) md << "---|";
+  md << "\n";
+  for (int n : fa.node_counts) {
+    if (n == 1) continue;
+    md << "| " << n << " |";
+    for (const auto& s : fa.strategies) {
+      std::string cell = "—";
+      for (const auto& be : table)
+        if (be.nodes == n && be.strategy == s) cell = break_even_cell(be);
+      md << " " << cell << " |";
+    }
+    md << "\n";
+  }
+  md << "\n";
+}
+
+void break_even_section(std::ostringstream& md, const Analysis& a) {
+  md << "## Break-even model size\n\n"
+     << "The smallest model size from which N nodes beat one node at every larger size "
+        "measured (speedup above 1). `≤ S`: already at the smallest size measured; `> S`: "
+        "not even at the largest. The speedup at that size is in brackets. `replicate` "
+        "runs the whole model on every node (data parallel) and is the baseline the model-"
+        "parallel strategies are judged against. Times are "
+     << (a.modeled ? "**modeled**" : "**measured**") << " (" << a.timing_label << ").\n\n";
+  for (const auto& fa : a.families) {
+    if (fa.throughput_break_even.empty()) continue;
+    md << "### " << fa.family << ": throughput (frames per second)\n\n";
+    break_even_table(md, fa, fa.throughput_break_even);
+    md << "### " << fa.family << ": latency (p50 per frame)\n\n";
+    break_even_table(md, fa, fa.latency_break_even);
+  }
+}
+
+void figure(std::ostringstream& md, const Analysis& a, const FamilyAnalysis& fa,
+            const std::string& kind, const std::string& caption) {
+  md << "![" << fa.family << " " << kind << "](" << figure_file(fa.family, kind) << ")\n\n"
+     << "*" << caption << " " << (a.modeled ? "Modeled" : "Measured") << " (" << a.timing_label
+     << ").*\n\n";
+}
+
+void speedup_matrix(std::ostringstream& md, const FamilyAnalysis& fa) {
+  md << "| size | params | GMACs/frame | 1 node fps |";
+  std::vector<std::pair<int, std::string>> configs;
+  for (int n : fa.node_counts)
+    if (n > 1)
+      for (const auto& s : fa.strategies) configs.emplace_back(n, s);
+  for (const auto& [n, s] : configs) md << " " << n << "× " << s << " |";
+  md << "\n|---|---|---|---|";
+  for (std::size_t i = 0; i < configs.size(); ++i) md << "---|";
+  md << "\n";
+  for (const auto& size : fa.sizes) {
+    const Row* base = fa.find(size.label, 1, "");
+    md << "| " << size.label << " | " << count(size.params) << " | "
+       << (base && !base->m.failed ? sig3(base->m.gmacs) : "—") << " | "
+       << (base && !base->m.failed ? sig3(base->m.fps) : "—") << " |";
+    for (const auto& [n, s] : configs) {
+      const Row* r = fa.find(size.label, n, s);
+      if (!r || r->m.failed || !r->has_baseline)
+        md << " — |";
+      else
+        md << " " << fixed(r->speedup, 2) << "× (" << fixed(100 * r->efficiency, 0) << " %) |";
+    }
+    md << "\n";
+  }
+  md << "\nSpeedup in throughput over one node, parallel efficiency in brackets.\n\n";
+}
+
+void measurements_table(std::ostringstream& md, const FamilyAnalysis& fa) {
+  md << "| size | params | nodes | strategy | fps | predicted fps | p50 ms | p90 ms | p99 ms "
+        "| speedup | latency speedup | efficiency | wire bytes/frame | between nodes/frame |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : fa.rows) {
+    const Measurement& m = r.m;
+    md << "| " << m.size << " | " << (m.failed ? "—" : count(m.params)) << " | " << m.nodes << " | "
+       << m.strategy << " | ";
+    if (m.failed) {
+      md << "failed: " << m.error << " | | | | | | | | | |\n";
+      continue;
+    }
+    md << sig3(m.fps) << " | " << (m.predicted_fps > 0 ? sig3(m.predicted_fps) : "—") << " | "
+       << sig3(m.p50_ms) << " | " << sig3(m.p90_ms) << " | " << sig3(m.p99_ms) << " | "
+       << (r.has_baseline ? fixed(r.speedup, 2) + "×" : "—") << " | "
+       << (r.has_baseline && r.latency_speedup > 0 ? fixed(r.latency_speedup, 2) + "×" : "—")
+       << " | " << (r.has_baseline ? fixed(100 * r.efficiency, 0) + " %" : "—") << " | "
+       << bytes(m.bytes_per_frame) << " | " << bytes(m.node_bytes_per_frame) << " |\n";
+  }
+  md << "\n";
+}
+
+void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnalysis& fa,
+                    const MarkdownOptions& o) {
+  md << "## " << fa.family << "\n\n### Speedup and parallel efficiency\n\n";
+  if (o.figures) {
+    figure(md, a, fa, "speedup",
+           "Throughput speedup over one node against model size, per node count and strategy "
+           "(replicate dashed: the data-parallel baseline; dotted line: break-even).");
+    figure(md, a, fa, "efficiency", "Parallel efficiency (speedup / nodes) against model size.");
+  }
+  speedup_matrix(md, fa);
+  md << "### Latency\n\n";
+  if (o.figures) figure(md, a, fa, "latency", "Latency per frame, p50 (solid) and p99 (dashed).");
+  md << "### Bytes moved\n\n";
+  if (o.figures)
+    figure(md, a, fa, "bytes",
+           "Bytes on the network per frame, measured: the input sent to the first nodes, the "
+           "tensors between nodes and the outputs sent back, message headers included.");
+  md << "### All measurements\n\n"
+     << "fps: frames per second over the timed span; predicted: the planner's cost model; "
+        "p50/p90/p99: per-frame latency from input sent to output received; wire bytes: "
+        "measured tensor traffic per frame; between nodes: the plan's int8 bytes from node to "
+        "node per frame.\n\n";
+  measurements_table(md, fa);
+}
+
+}  // namespace
+
+std::string break_even_cell(const BreakEven& be) {
+  switch (be.kind) {
+    case BreakEven::Kind::Always:
+      return "≤ " + be.size.label + " (" + fixed(be.at, 2) + "×)";
+    case BreakEven::Kind::From:
+      return be.size.label + " (" + fixed(be.at, 2) + "×)";
+    case BreakEven::Kind::Never:
+      return "> " + be.size.label + " (" + fixed(be.at, 2) + "× at " + be.size.label + ")";
+    case BreakEven::Kind::NoData:
+      break;
+  }
+  return "—";
+}
+
+std::string render_markdown(const RunResults& results, const Analysis& a,
+                            const MarkdownOptions& o) {
+  std::ostringstream md;
+  md << "# dpushard scaling report: "
+     << json_text(results.env, "run_id", results.dir.filename().string()) << "\n\n";
+  md << "> **Timing: " << (a.modeled ? "modeled" : "measured") << ".** ";
+  if (a.modeled)
+    md << "Each worker (sim backend) completes a fragment after the KV260 timing model's time "
+          "for it (docs/perf.md); the tensors between fragments really travel between the "
+          "worker processes, so transport and orchestration costs are measured on this "
+          "machine.";
+  else
+    md << "Times are measured: " << a.timing_label << ".";
+  md << "\n\n";
+  if (!o.figures) md << "> Figures not rendered: " << o.figures_note << "\n\n";
+  run_section(md, results, a);
+  break_even_section(md, a);
+  for (const auto& fa : a.families) family_section(md, a, fa, o);
+  if (!a.failed.empty()) {
+    md << "## Failed configurations\n\n";
+    for (const auto& m : a.failed)
+      md << "- `" << m.name << "` (" << m.file << "): " << m.error << "\n";
+    md << "\n";
+  }
+  md << "## Files\n\n"
+     << "Raw Google Benchmark output: ";
+  for (std::size_t i = 0; i < results.suites.size(); ++i)
+    md << (i ? ", " : "") << "[`" << results.suites[i].file << "`](" << results.suites[i].file
+       << ")";
+  md << " (compare two runs with `/usr/share/benchmark/compare.py benchmarks A.json B.json`); "
+        "environment: [`env.json`](env.json); figure data: `plots/figures.json`. Rendered by "
+        "`dpushard report` (docs/benchmarking.md).\n";
+  return md.str();
+}
+
+}  // namespace dpushard::report

@@ -1,0 +1,177 @@
+#include "results.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "dpushard/error.hpp"
+
+namespace dpushard::report {
+namespace {
+
+using nlohmann::json;
+
+// "cnn/params:10M/nodes:3/strategy:experts/iterations:1/manual_time": the family is the
+// first segment, then key:value segments; anything else Google Benchmark appends is kept
+// out. Returns false when the name is not a scaling configuration.
+bool parse_run_name(const std::string& run_name, Measurement& m) {
+  std::vector<std::string> parts;
+  std::stringstream stream(run_name);
+  for (std::string part; std::getline(stream, part, '/');) parts.push_back(part);
+  if (parts.size() < 4) return false;
+  std::map<std::string, std::string> keys;
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const auto colon = parts[i].find(':');
+    if (colon != std::string::npos) keys[parts[i].substr(0, colon)] = parts[i].substr(colon + 1);
+  }
+  if (!keys.contains("params") || !keys.contains("nodes") || !keys.contains("strategy"))
+    return false;
+  m.family = parts[0];
+  m.size = keys["params"];
+  m.strategy = keys["strategy"];
+  try {
+    std::size_t used = 0;
+    m.nodes = std::stoi(keys["nodes"], &used);
+    if (used != keys["nodes"].size() || m.nodes < 1) return false;
+  } catch (const std::exception&) {
+    return false;
+  }
+  return true;
+}
+
+double number_field(const json& entry, const char* key, double fallback, const std::string& where,
+                    bool required) {
+  const auto it = entry.find(key);
+  if (it == entry.end()) {
+    if (required) throw Error(where + ": counter '" + key + "' is missing");
+    return fallback;
+  }
+  if (!it->is_number()) throw Error(where + ": counter '" + key + "' is not a number");
+  return it->get<double>();
+}
+
+std::string string_field(const json& entry, const char* key, const std::string& fallback = "") {
+  const auto it = entry.find(key);
+  return it != entry.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+// The measurement of one configuration from its entries: the "mean" aggregate when the
+// suite ran repetitions, otherwise the average of its iteration entries.
+Measurement combine(const std::vector<const json*>& entries, const std::string& run_name,
+                    const std::string& origin) {
+  const std::string where = origin + ": benchmark '" + run_name + "'";
+  Measurement m;
+  m.file = origin;
+  m.name = run_name;
+  parse_run_name(run_name, m);
+
+  std::vector<const json*> use;
+  for (const json* e : entries)
+    if (string_field(*e, "run_type") == "aggregate" && string_field(*e, "aggregate_name") == "mean")
+      use.push_back(e);
+  const bool from_mean = !use.empty();
+  if (!from_mean)
+    for (const json* e : entries)
+      if (string_field(*e, "run_type", "iteration") == "iteration") use.push_back(e);
+  if (use.empty()) throw Error(where + ": no iteration or mean entry");
+
+  for (const json* e : use) {
+    if (e->value("error_occurred", false)) {
+      m.failed = true;
+      m.error = string_field(*e, "error_message", "failed");
+      return m;
+    }
+  }
+  auto average = [&](const char* key, bool required) {
+    double sum = 0;
+    for (const json* e : use) sum += number_field(*e, key, 0, where, required);
+    return sum / static_cast<double>(use.size());
+  };
+  m.params = average("params", true);
+  m.gmacs = average("gmacs", false);
+  m.fps = average("fps", true);
+  m.p50_ms = average("p50_ms", false);
+  m.p90_ms = average("p90_ms", false);
+  m.p99_ms = average("p99_ms", false);
+  m.bytes_per_frame = average("bytes_per_frame", false);
+  m.node_bytes_per_frame = average("node_bytes_per_frame", false);
+  m.predicted_fps = average("predicted_fps", false);
+  m.repetitions = from_mean
+                      ? static_cast<int>(number_field(*use.front(), "repetitions", 1, where, false))
+                      : static_cast<int>(use.size());
+  if (!(m.fps > 0)) throw Error(where + ": counter 'fps' is not positive");
+  return m;
+}
+
+std::string context_value(const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number() || value.is_boolean()) return value.dump();
+  return value.dump();
+}
+
+}  // namespace
+
+std::string SuiteContext::get(const std::string& key, const std::string& fallback) const {
+  const auto it = values.find(key);
+  return it == values.end() ? fallback : it->second;
+}
+
+void parse_benchmark_json(const json& doc, const std::string& origin, RunResults& into) {
+  if (!doc.is_object() || !doc.contains("context") || !doc.contains("benchmarks"))
+    throw Error(origin + ": not Google Benchmark output (no 'context' and 'benchmarks')");
+  if (!doc["context"].is_object()) throw Error(origin + ": 'context' is not an object");
+  if (!doc["benchmarks"].is_array()) throw Error(origin + ": 'benchmarks' is not an array");
+
+  SuiteContext context{origin, {}};
+  for (const auto& [key, value] : doc["context"].items())
+    context.values[key] = context_value(value);
+  into.suites.push_back(std::move(context));
+
+  // Group the entries by configuration, keeping the order of first appearance.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const json*>> groups;
+  for (const json& entry : doc["benchmarks"]) {
+    if (!entry.is_object()) throw Error(origin + ": a 'benchmarks' entry is not an object");
+    const std::string run_name = string_field(entry, "run_name", string_field(entry, "name"));
+    if (run_name.empty()) throw Error(origin + ": a 'benchmarks' entry has no name");
+    Measurement probe;
+    if (!parse_run_name(run_name, probe)) continue;  // not a scaling configuration
+    if (!groups.contains(run_name)) order.push_back(run_name);
+    groups[run_name].push_back(&entry);
+  }
+  for (const std::string& run_name : order)
+    into.measurements.push_back(combine(groups[run_name], run_name, origin));
+}
+
+RunResults read_results(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw Error(dir.string() + ": not a folder of results");
+  RunResults results;
+  results.dir = dir;
+
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry);
+  if (ec) throw Error(dir.string() + ": cannot list the folder: " + ec.message());
+  std::sort(files.begin(), files.end());
+
+  for (const auto& path : files) {
+    std::ifstream in(path);
+    if (!in) throw Error(path.string() + ": cannot read");
+    json doc = json::parse(in, nullptr, false);
+    if (doc.is_discarded()) throw Error(path.string() + ": not valid JSON");
+    const std::string name = path.filename().string();
+    if (name == "env.json") {
+      if (!doc.is_object()) throw Error(path.string() + ": not a JSON object");
+      results.env = std::move(doc);
+    } else if (doc.is_object() && doc.contains("context") && doc.contains("benchmarks")) {
+      parse_benchmark_json(doc, name, results);
+    }
+  }
+  if (results.measurements.empty())
+    throw Error(dir.string() + ": no scaling measurements (no bench_*_scaling JSON output)");
+  return results;
+}
+
+}  // namespace dpushard::report

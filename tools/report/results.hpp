@@ -1,0 +1,63 @@
+#pragma once
+// Reading a run folder: the Google Benchmark JSON files of the scaling suites
+// (--benchmark_out) and env.json written by the collect role. One Measurement per
+// configuration (family, size, node count, strategy); repetitions are averaged.
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dpushard::report {
+
+// One configuration of a scaling suite, averaged over its repetitions.
+struct Measurement {
+  std::string file;    // the JSON file it came from (name only)
+  std::string name;    // the benchmark's run_name
+  std::string family;  // "cnn", "convvit"
+  std::string size;    // the size as swept: "10M"
+  double params = 0;   // the model's actual parameter count
+  double gmacs = 0;    // multiply-accumulates per frame, in billions
+  int nodes = 1;
+  std::string strategy;  // "single" for the 1-node baseline, else experts|pipeline|replicate
+  double fps = 0;
+  double p50_ms = 0;
+  double p90_ms = 0;
+  double p99_ms = 0;
+  double bytes_per_frame = 0;       // measured: all tensor traffic per frame (inputs in, tensors
+                                    // between nodes, outputs back; message headers included)
+  double node_bytes_per_frame = 0;  // the plan's int8 bytes between nodes per frame
+  double predicted_fps = 0;         // the planner's prediction; 0 when the suite gave none
+  int repetitions = 0;              // measurements averaged
+  bool failed = false;              // the suite reported an error for this configuration
+  std::string error;
+};
+
+// The run context of one suite: Google Benchmark's own fields (date, host_name, num_cpus,
+// ...) and the suite's (git_revision, backend, target, link_gbps, inventory, timing, ...).
+struct SuiteContext {
+  std::string file;
+  std::map<std::string, std::string> values;
+  std::string get(const std::string& key, const std::string& fallback = "") const;
+};
+
+struct RunResults {
+  std::filesystem::path dir;
+  std::vector<SuiteContext> suites;       // one per benchmark JSON file, by file name
+  std::vector<Measurement> measurements;  // in file order, then benchmark order
+  nlohmann::json env;                     // env.json; null when the folder has none
+};
+
+// Parses one Google Benchmark JSON document (`origin` names it in errors) and appends its
+// context and measurements. Entries that are not scaling configurations are ignored;
+// a malformed scaling entry throws dpushard::Error naming the file and benchmark.
+void parse_benchmark_json(const nlohmann::json& doc, const std::string& origin, RunResults& into);
+
+// Reads every *.json in `dir` that is Google Benchmark output (has "context" and
+// "benchmarks") and env.json. Throws dpushard::Error naming the file when one does not
+// parse, or when the folder holds no scaling measurement at all.
+RunResults read_results(const std::filesystem::path& dir);
+
+}  // namespace dpushard::report
