@@ -36,6 +36,8 @@ class Planner final : public Lowering {
  public:
   explicit Planner(const Graph& graph) : Lowering(graph) {}
 
+  void set_overrides(const KernelOverrides& overrides) { overrides_ = overrides; }
+
   Plan run() {
     const Graph& g = graph();
     if (is_compiled(g))
@@ -150,8 +152,10 @@ class Planner final : public Lowering {
 
   void lower_chain(const Chain& chain) {
     const std::string& type = chain.producer.type;
-    if (type == "conv2d" || type == "depthwise-conv2d") return add(make_conv(chain, *this));
-    if (type == "matmul" || type == "inner-product") return add(make_matmul(chain, *this));
+    if (type == "conv2d" || type == "depthwise-conv2d")
+      return add(overridden(overrides_.conv, chain, make_conv));
+    if (type == "matmul" || type == "inner-product")
+      return add(overridden(overrides_.matmul, chain, make_matmul));
     if (type == "add") return add(make_add(chain, *this));
     if (type == "mul") return add(make_mul(chain, *this));
     if (type == "maxpool2d") return add(make_maxpool(chain, *this));
@@ -201,6 +205,17 @@ class Planner final : public Lowering {
 
   void add(std::unique_ptr<Kernel> kernel) { plan_.kernels.push_back(std::move(kernel)); }
 
+  // The override's kernel for `chain` when it gives one, else the ref kernel.
+  std::unique_ptr<Kernel> overridden(const KernelFactory& override_factory, const Chain& chain,
+                                     std::unique_ptr<Kernel> (*ref_factory)(const Chain&,
+                                                                            const Lowering&)) {
+    if (override_factory)
+      if (auto kernel = override_factory(chain, *this)) return kernel;
+    return ref_factory(chain, *this);
+  }
+
+  KernelOverrides overrides_;
+
   Plan plan_;
   std::unordered_map<std::string, SlotId> fixed_;        // op name -> its int8 value
   std::unordered_map<std::string, SlotId> input_slots_;  // data op name -> its fix's slot
@@ -208,9 +223,11 @@ class Planner final : public Lowering {
 
 }  // namespace
 
-Plan lower_graph(const Graph& graph) {
+Plan lower_graph(const Graph& graph, const KernelOverrides& overrides) {
   validate(graph);
-  return Planner(graph).run();
+  Planner planner(graph);
+  planner.set_overrides(overrides);
+  return planner.run();
 }
 
 }  // namespace dpushard::ref

@@ -1,0 +1,20 @@
+#pragma once
+// The `cpu` backend: the ref backend's lowering with conv2d / depthwise-conv2d / matmul /
+// inner-product on oneDNN int8 (exact s32 sums, then the same requantisation), so outputs
+// are bit-identical to `ref`. It lives in its own library, dpushard_exec_cpu (built with
+// DPUSHARD_WITH_ONEDNN); programs call register_cpu_backend() once at startup, after which
+// make_backend("cpu", options) finds it. BackendOptions::threads sets oneDNN's (OpenMP)
+// thread count for the calling thread.
+
+#include <memory>
+
+#include "dpushard/backend.hpp"
+
+namespace dpushard {
+
+// Adds "cpu" to the backend registry. Idempotent.
+void register_cpu_backend();
+
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options);
+
+}  // namespace dpushard

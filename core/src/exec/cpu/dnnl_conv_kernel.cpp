@@ -1,0 +1,131 @@
+// conv2d / depthwise-conv2d on oneDNN: NHWC s8 activations x s8 weights (reordered once
+// into oneDNN's blocked layout) -> s32 NHWC sums, then the ref requantisation. Padding taps
+// contribute zero, as the ref kernel's skipped taps do.
+
+#include <algorithm>
+#include <string>
+
+#include "../ref/kernels.hpp"
+#include "dnnl_context.hpp"
+#include "dnnl_kernels.hpp"
+#include "dpushard/attr.hpp"
+
+namespace dpushard::cpu {
+
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using Type = memory::data_type;
+
+class DnnlConvKernel final : public ref::Kernel {
+ public:
+  DnnlConvKernel(const dnnl::convolution_forward::primitive_desc& pd, const memory& weights,
+                 ref::SlotId x, ref::SlotId y, std::int64_t pixels, std::int64_t channels,
+                 Requantizer requantizer)
+      : conv_(pd),
+        src_(pd.src_desc(), cpu_engine(), DNNL_MEMORY_NONE),
+        weights_(weights),
+        acc_(static_cast<std::size_t>(pixels * channels)),
+        dst_(pd.dst_desc(), cpu_engine(), acc_.data()),
+        scratch_(pd.scratchpad_desc(), cpu_engine()),
+        x_(x),
+        y_(y),
+        pixels_(pixels),
+        channels_(channels),
+        requantizer_(requantizer) {}
+
+  void run(ref::Slots& slots) override {
+    src_.set_data_handle(slots[x_].data.data());
+    conv_.execute(cpu_stream(), {{DNNL_ARG_SRC, src_},
+                                 {DNNL_ARG_WEIGHTS, weights_},
+                                 {DNNL_ARG_DST, dst_},
+                                 {DNNL_ARG_SCRATCHPAD, scratch_}});
+    cpu_stream().wait();
+    requantizer_.run(slots, acc_.data(), pixels_, channels_, slots[y_].data.data());
+  }
+
+ private:
+  dnnl::convolution_forward conv_;
+  memory src_, weights_;
+  std::vector<std::int32_t> acc_;
+  memory dst_, scratch_;
+  ref::SlotId x_, y_;
+  std::int64_t pixels_, channels_;
+  Requantizer requantizer_;
+};
+
+// XIR {width, height} pairs, already validated by the ref factory.
+std::pair<std::int64_t, std::int64_t> width_height(const Op& op, std::string_view key) {
+  const auto values = ints_attr_or(op.attrs, key, {1, 1});
+  return {values[0], values[1]};
+}
+
+}  // namespace
+
+std::unique_ptr<ref::Kernel> make_dnnl_conv(const ref::Chain& chain,
+                                            const ref::Lowering& lowering) {
+  const Op& op = chain.producer;
+  (void)ref::make_conv(chain, lowering);  // validates the chain; throws naming the op
+  if (!is_constant(lowering, op, "weights", 0)) return nullptr;
+  const bool depthwise = op.type == "depthwise-conv2d";
+  const ref::SlotId x = lowering.arg_slot(op, "input", 0);
+  const ref::SlotId w = lowering.arg_slot(op, "weights", 0);
+  const std::optional<ref::SlotId> b = lowering.optional_arg_slot(op, "bias", 0);
+  const QTensor& xt = lowering.slot(x);
+  const QTensor& wt = lowering.slot(w);
+  const QTensor& yt = lowering.slot(chain.out);
+
+  const std::int64_t batch = xt.shape[0], in_c = xt.shape[3];
+  const std::int64_t out_c = yt.shape[3], kh = wt.shape[1], kw = wt.shape[2];
+  const std::int64_t groups = depthwise ? in_c : int_attr(op.attrs, "group", 1);
+  const std::int64_t ic_g = in_c / groups, oc_g = out_c / groups;
+  if (!exact_int8_sums(kh * kw * ic_g)) return nullptr;
+  const auto [stride_w, stride_h] = width_height(op, "stride");
+  const auto [dilation_w, dilation_h] = width_height(op, "dilation");
+  const auto pad = ints_attr_or(op.attrs, "pad", {0, 0, 0, 0});
+  // oneDNN's right/bottom padding is whatever makes its output size formula give ours.
+  const auto far_pad = [](std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t s,
+                          std::int64_t d, std::int64_t near) {
+    return (out - 1) * s + (k - 1) * d + 1 - in - near;
+  };
+  const std::int64_t pad_bottom =
+      far_pad(xt.shape[1], yt.shape[1], kh, stride_h, dilation_h, pad[2]);
+  const std::int64_t pad_right =
+      far_pad(xt.shape[2], yt.shape[2], kw, stride_w, dilation_w, pad[0]);
+
+  const memory::desc src_md({batch, in_c, xt.shape[1], xt.shape[2]}, Type::s8, Tag::nhwc);
+  const memory::desc dst_md({batch, out_c, yt.shape[1], yt.shape[2]}, Type::s32, Tag::nhwc);
+  // The graph's weights: OHWI [G*OCg, kh, kw, ICg], or depthwise [1, kh, kw, C].
+  const memory::dims w_dims = {groups, oc_g, ic_g, kh, kw};
+  const memory::dims w_strides =
+      depthwise ? memory::dims{1, 1, 1, kw * in_c, in_c}
+                : memory::dims{oc_g * kh * kw * ic_g, kh * kw * ic_g, 1, kw * ic_g, ic_g};
+  const memory::desc w_plain(w_dims, Type::s8, w_strides);
+  const memory::desc w_any(w_dims, Type::s8, Tag::any);
+
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  // oneDNN pads with zero and dilation 0 means dense.
+  const dnnl::convolution_forward::desc desc(
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md, w_any,
+      dst_md, {stride_h, stride_w}, {dilation_h - 1, dilation_w - 1}, {pad[2], pad[0]},
+      {pad_bottom, pad_right});
+  dnnl::convolution_forward::primitive_desc pd;
+  try {
+    pd = dnnl::convolution_forward::primitive_desc(desc, attr, cpu_engine());
+  } catch (const dnnl::error&) {
+    return nullptr;  // a geometry oneDNN does not implement: the ref kernel runs it
+  }
+  memory weights(pd.weights_desc(), cpu_engine());
+  memory plain(w_plain, cpu_engine(), const_cast<std::int8_t*>(wt.data.data()));
+  dnnl::reorder(plain, weights).execute(cpu_stream(), plain, weights);
+  cpu_stream().wait();
+
+  const Alignment a = align(lowering, xt.fix_point + wt.fix_point, b);
+  return std::make_unique<DnnlConvKernel>(
+      pd, weights, x, chain.out, batch * yt.shape[1] * yt.shape[2], out_c,
+      Requantizer(chain, a.acc_exp, a.acc_align, a.bias_align, b));
+}
+
+}  // namespace dpushard::cpu

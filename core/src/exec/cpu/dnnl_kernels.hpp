@@ -1,0 +1,20 @@
+#pragma once
+// The cpu backend's kernels: oneDNN computes the exact int32 sums (s8 x s8 -> s32, NHWC,
+// weights reordered once at load) and dpushard's requantisation finishes each chain with
+// the ref backend's arithmetic (bias alignment, nonlinear, DPU_ROUND, saturation).
+
+#include <memory>
+
+#include "../ref/plan.hpp"
+
+namespace dpushard::cpu {
+
+// conv2d / depthwise-conv2d; null when the chain is better left to the ref kernel (weights
+// that are not constants, sums that could overflow int32, a CPU without VNNI).
+std::unique_ptr<ref::Kernel> make_dnnl_conv(const ref::Chain& chain, const ref::Lowering& lowering);
+// matmul / inner-product; null under the same conditions (activation x activation matmuls
+// run on oneDNN too, without a weight reorder).
+std::unique_ptr<ref::Kernel> make_dnnl_matmul(const ref::Chain& chain,
+                                              const ref::Lowering& lowering);
+
+}  // namespace dpushard::cpu

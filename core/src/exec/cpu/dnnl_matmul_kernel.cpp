@@ -1,0 +1,142 @@
+// matmul / inner-product on oneDNN's matmul: s8 x s8 -> s32 over [batch, M, K] x [K, N]
+// (transposes expressed as strides), then the ref requantisation. Constant weights are
+// reordered once at load; activation x activation products read both slots as they are.
+
+#include <string>
+
+#include "../ref/kernels.hpp"
+#include "dnnl_context.hpp"
+#include "dnnl_kernels.hpp"
+#include "dpushard/attr.hpp"
+
+namespace dpushard::cpu {
+
+namespace {
+
+using dnnl::memory;
+using Type = memory::data_type;
+
+class DnnlMatmulKernel final : public ref::Kernel {
+ public:
+  // `weights` holds the reordered constant b, or is empty when b is read from slot `b`.
+  DnnlMatmulKernel(const dnnl::matmul::primitive_desc& pd, std::optional<memory> weights,
+                   ref::SlotId a, ref::SlotId b, ref::SlotId y, std::int64_t rows,
+                   std::int64_t channels, Requantizer requantizer)
+      : matmul_(pd),
+        src_(pd.src_desc(), cpu_engine(), DNNL_MEMORY_NONE),
+        weights_(weights ? *weights : memory(pd.weights_desc(), cpu_engine(), DNNL_MEMORY_NONE)),
+        constant_weights_(weights.has_value()),
+        acc_(static_cast<std::size_t>(rows * channels)),
+        dst_(pd.dst_desc(), cpu_engine(), acc_.data()),
+        scratch_(pd.scratchpad_desc(), cpu_engine()),
+        a_(a),
+        b_(b),
+        y_(y),
+        rows_(rows),
+        channels_(channels),
+        requantizer_(requantizer) {}
+
+  void run(ref::Slots& slots) override {
+    src_.set_data_handle(slots[a_].data.data());
+    if (!constant_weights_) weights_.set_data_handle(slots[b_].data.data());
+    matmul_.execute(cpu_stream(), {{DNNL_ARG_SRC, src_},
+                                   {DNNL_ARG_WEIGHTS, weights_},
+                                   {DNNL_ARG_DST, dst_},
+                                   {DNNL_ARG_SCRATCHPAD, scratch_}});
+    cpu_stream().wait();
+    requantizer_.run(slots, acc_.data(), rows_, channels_, slots[y_].data.data());
+  }
+
+ private:
+  dnnl::matmul matmul_;
+  memory src_, weights_;
+  bool constant_weights_;
+  std::vector<std::int32_t> acc_;
+  memory dst_, scratch_;
+  ref::SlotId a_, b_, y_;
+  std::int64_t rows_, channels_;
+  Requantizer requantizer_;
+};
+
+struct Geometry {
+  std::int64_t batch = 1, m = 0, k = 0, n = 0;
+  bool transpose_a = false, transpose_b = false, b_batched = false;
+};
+
+// The shapes were validated by the ref factory; this only reads them (see matmul_kernel.cpp).
+Geometry geometry_of(const Op& op, const QTensor& a, const QTensor& b) {
+  Geometry g;
+  if (op.type == "inner-product") {
+    g.transpose_b = true;
+    const auto rank = static_cast<std::int64_t>(a.shape.size());
+    std::int64_t axis = int_attr(op.attrs, "axis", 1);
+    if (axis < 0) axis += rank;
+    const auto split = a.shape.begin() + axis;
+    g.m = ref::count_of({a.shape.begin(), split});
+    g.k = ref::count_of({split, a.shape.end()});
+    g.n = b.shape[0];
+    return g;
+  }
+  g.transpose_a = bool_attr(op.attrs, "transpose_a", false);
+  g.transpose_b = bool_attr(op.attrs, "transpose_b", false);
+  const auto ra = a.shape.size();
+  const auto rb = b.shape.size();
+  g.m = a.shape[ra - (g.transpose_a ? 1 : 2)];
+  g.k = a.shape[ra - (g.transpose_a ? 2 : 1)];
+  g.n = b.shape[rb - (g.transpose_b ? 2 : 1)];
+  g.batch = ref::count_of({a.shape.begin(), a.shape.end() - 2});
+  g.b_batched = rb > 2;
+  return g;
+}
+
+}  // namespace
+
+std::unique_ptr<ref::Kernel> make_dnnl_matmul(const ref::Chain& chain,
+                                              const ref::Lowering& lowering) {
+  const Op& op = chain.producer;
+  (void)ref::make_matmul(chain, lowering);  // validates the chain; throws naming the op
+  const bool inner = op.type == "inner-product";
+  const ref::SlotId a = lowering.arg_slot(op, "input", 0);
+  const ref::SlotId b =
+      inner ? lowering.arg_slot(op, "weights", 0) : lowering.arg_slot(op, "input", 1);
+  const bool constant_b =
+      inner ? is_constant(lowering, op, "weights", 0) : is_constant(lowering, op, "input", 1);
+  const std::optional<ref::SlotId> bias = lowering.optional_arg_slot(op, "bias", 0);
+  const QTensor& at = lowering.slot(a);
+  const QTensor& bt = lowering.slot(b);
+  const Geometry g = geometry_of(op, at, bt);
+  if (!exact_int8_sums(g.k)) return nullptr;
+
+  const std::int64_t b_batch = g.b_batched ? g.batch : 1;
+  const memory::desc src_md(
+      {g.batch, g.m, g.k}, Type::s8,
+      g.transpose_a ? memory::dims{g.m * g.k, 1, g.m} : memory::dims{g.m * g.k, g.k, 1});
+  const memory::desc w_plain(
+      {b_batch, g.k, g.n}, Type::s8,
+      g.transpose_b ? memory::dims{g.k * g.n, 1, g.k} : memory::dims{g.k * g.n, g.n, 1});
+  const memory::desc w_md =
+      constant_b ? memory::desc({b_batch, g.k, g.n}, Type::s8, memory::format_tag::any) : w_plain;
+  const memory::desc dst_md({g.batch, g.m, g.n}, Type::s32, memory::format_tag::abc);
+
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::matmul::primitive_desc pd;
+  try {
+    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src_md, w_md, dst_md), attr, cpu_engine());
+  } catch (const dnnl::error&) {
+    return nullptr;  // a layout oneDNN does not implement: the ref kernel runs it
+  }
+  std::optional<memory> weights;
+  if (constant_b) {
+    weights.emplace(pd.weights_desc(), cpu_engine());
+    memory plain(w_plain, cpu_engine(), const_cast<std::int8_t*>(bt.data.data()));
+    dnnl::reorder(plain, *weights).execute(cpu_stream(), plain, *weights);
+    cpu_stream().wait();
+  }
+  const Alignment al = align(lowering, at.fix_point + bt.fix_point, bias);
+  return std::make_unique<DnnlMatmulKernel>(
+      pd, weights, a, b, chain.out, g.batch * g.m, g.n,
+      Requantizer(chain, al.acc_exp, al.acc_align, al.bias_align, bias));
+}
+
+}  // namespace dpushard::cpu

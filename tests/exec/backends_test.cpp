@@ -1,0 +1,247 @@
+// Every backend that computes numerics (ref, cpu, sim with sim_numerics) against `ref` on
+// the same cases: single ops over full-range random int8 data, small zoo models and the
+// real ResNet-20 fixture. Outputs must be byte-identical.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "dpushard/backend.hpp"
+#include "dpushard/builder.hpp"
+#include "dpushard/cpu_backend.hpp"
+#include "dpushard/sim_backend.hpp"
+#include "dpushard/xmodel.hpp"
+#include "dpushard/zoo.hpp"
+#include "ref_test_util.hpp"
+
+namespace dpushard {
+namespace {
+
+using Case = std::function<Graph()>;
+
+// Seeded random int8 values for a constant (weights, bias).
+std::vector<std::int8_t> random_values(const std::string& name,
+                                       const std::vector<std::int64_t>& shape) {
+  return random_qtensor(name, shape, 0, 7).data;
+}
+
+Value constant(GraphBuilder& b, const std::string& name, std::vector<std::int64_t> shape, int fp) {
+  const auto values = random_values(name, shape);
+  return b.constant(name, std::move(shape), values, fp);
+}
+
+// x [1, h, w, c] at fp 4, weights OHWI at fp 7, bias at fp 6; output fp 3 (shift 8).
+Case conv_case(std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t oc, Conv2dSpec spec,
+               bool bias, bool depthwise = false) {
+  return [=] {
+    GraphBuilder b("conv");
+    const Value x = b.input("x", {1, h, w, c}, 4);
+    std::optional<Value> bv;
+    if (bias) bv = constant(b, "b", {depthwise ? c : oc}, 6);
+    if (depthwise) {
+      b.depthwise_conv2d("dw", x, constant(b, "w", {1, spec.kernel[0], spec.kernel[1], c}, 7), bv,
+                         spec, 3);
+    } else {
+      b.conv2d("conv", x, constant(b, "w", {oc, spec.kernel[0], spec.kernel[1], c / spec.group}, 7),
+               bv, spec, 3);
+    }
+    return b.finish();
+  };
+}
+
+Conv2dSpec spec(std::array<std::int64_t, 2> kernel, std::array<std::int64_t, 2> stride,
+                std::array<std::int64_t, 2> dilation, std::array<std::int64_t, 4> pad,
+                std::int64_t group, Nonlinear nonlinear) {
+  Conv2dSpec s;
+  s.kernel = kernel;
+  s.stride = stride;
+  s.dilation = dilation;
+  s.pad = pad;
+  s.group = group;
+  s.nonlinear = nonlinear;
+  return s;
+}
+
+// a [batch.., m, k] at fp 5 x b at fp 6 (+ bias at fp 8), output fp 4.
+Case matmul_case(std::int64_t m, std::int64_t k, std::int64_t n, bool bias, bool transpose_b,
+                 Nonlinear nonlinear) {
+  return [=] {
+    GraphBuilder b("mm");
+    const Value a = b.input("a", {m, k}, 5);
+    std::optional<Value> bv;
+    if (bias) bv = constant(b, "bias", {n}, 8);
+    const Value w = transpose_b ? constant(b, "w", {n, k}, 6) : constant(b, "w", {k, n}, 6);
+    b.matmul("mm", a, w, bv, transpose_b, 4, nonlinear);
+    return b.finish();
+  };
+}
+
+// Attention-style product of two activations, [2, 5, 16] x [2, 7, 16]^T.
+Graph activation_matmul() {
+  GraphBuilder b("attn");
+  const Value q = b.input("q", {2, 5, 16}, 4);
+  const Value k = b.input("k", {2, 7, 16}, 5);
+  b.matmul("qk", q, k, std::nullopt, true, 2);
+  return b.finish();
+}
+
+// inner-product over a flattened [1, 4, 4, 8] input, weights [10, 128], bias.
+Graph inner_product() {
+  GraphBuilder b("ip");
+  const Value x = b.input("x", {1, 4, 4, 8}, 4);
+  const Value w = constant(b, "w", {10, 128}, 7);
+  const Value bias = constant(b, "bias", {10}, 5);
+  Graph g = b.finish();
+  testing::add_op(g, "fc", "inner-product",
+                  {{"input", {x.op}}, {"weights", {w.op}}, {"bias", {bias.op}}},
+                  {{"axis", std::int32_t{1}}}, {1, 10});
+  testing::add_fix(g, "fc", 2);
+  return g;
+}
+
+// producer -> `activation` -> fix, fused: a conv (1x1) or a matmul with a float (or
+// leaky 0.2) nonlinear that the DPU does not have, computed from the accumulator.
+Case fused_float_case(bool conv, std::string activation) {
+  return [=] {
+    GraphBuilder b("fused");
+    const Value x = conv ? b.input("x", {1, 6, 6, 16}, 5) : b.input("x", {6, 16}, 5);
+    const Value w = conv ? constant(b, "w", {8, 1, 1, 16}, 7) : constant(b, "w", {16, 8}, 7);
+    const Value bias = constant(b, "bias", {8}, 7);
+    // A builder-made twin supplies the producer's attributes; it stays as a second output.
+    if (conv)
+      b.conv2d("twin", x, w, bias, spec({1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, Nonlinear::None),
+               4);
+    else
+      b.matmul("twin", x, w, bias, false, 4);
+    Graph g = b.finish();
+    Op producer = g.op("twin");
+    producer.name = "p";
+    producer.output.name = "p";
+    g.add_op(std::move(producer));
+    AttrMap attrs;
+    if (activation == "leaky-relu") attrs["alpha"] = 0.2f;
+    testing::add_op(g, "act", activation, {{"input", {"p"}}}, attrs, g.op("p").output.shape);
+    testing::add_fix(g, "act", 6);
+    return g;
+  };
+}
+
+ZooSpec small_zoo(std::int64_t params) {
+  ZooSpec s;
+  s.params = params;
+  s.experts = 2;
+  s.input = {32, 32, 3};
+  s.classes = 10;
+  return s;
+}
+
+const std::map<std::string, Case>& cases() {
+  using N = Nonlinear;
+  static const std::map<std::string, Case> all = {
+      {"conv3x3_pad1_relu",
+       conv_case(9, 9, 16, 24, spec({3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, N::Relu), true)},
+      {"conv3x3_stride2_asympad_relu6",
+       conv_case(10, 11, 8, 16, spec({3, 3}, {2, 2}, {1, 1}, {0, 1, 1, 0}, 1, N::Relu6), true)},
+      {"conv5x3_dilation2_leaky",
+       conv_case(12, 12, 8, 8, spec({5, 3}, {1, 2}, {2, 2}, {2, 2, 4, 4}, 1, N::LeakyRelu), true)},
+      {"conv1x1_nobias",
+       conv_case(7, 5, 32, 40, spec({1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, N::None), false)},
+      {"conv_first_layer_rgb",
+       conv_case(16, 16, 3, 16, spec({3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, N::Relu), true)},
+      {"conv_groups4",
+       conv_case(8, 8, 16, 32, spec({3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 4, N::Relu), true)},
+      {"conv_deep_k2304",
+       conv_case(4, 4, 256, 8, spec({3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, N::None), true)},
+      {"depthwise3x3_stride2",
+       conv_case(9, 9, 24, 24, spec({3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1, N::Relu6), true,
+                 true)},
+      {"depthwise5x5_nobias",
+       conv_case(8, 8, 16, 16, spec({5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}, 1, N::None), false,
+                 true)},
+      {"matmul_bias", matmul_case(7, 40, 12, true, false, N::None)},
+      {"matmul_nobias_relu", matmul_case(5, 33, 9, false, false, N::Relu)},
+      {"matmul_transpose_b_bias_leaky", matmul_case(6, 64, 10, true, true, N::LeakyRelu)},
+      {"matmul_transpose_b_relu6", matmul_case(3, 20, 4, false, true, N::Relu6)},
+      {"matmul_two_activations", activation_matmul},
+      {"inner_product", inner_product},
+      {"conv_sigmoid", fused_float_case(true, "sigmoid")},
+      {"conv_hard_sigmoid", fused_float_case(true, "hard-sigmoid")},
+      {"conv_hard_swish", fused_float_case(true, "hard-swish")},
+      {"conv_gelu", fused_float_case(true, "gelu")},
+      {"conv_leaky_0_2", fused_float_case(true, "leaky-relu")},
+      {"matmul_gelu", fused_float_case(false, "gelu")},
+      {"matmul_sigmoid", fused_float_case(false, "sigmoid")},
+      {"zoo_cnn_1M", [] { return make_cnn(small_zoo(1'000'000)); }},
+      {"zoo_convvit_1M", [] { return make_convvit(small_zoo(1'000'000)); }},
+      {"resnet20_fixture",
+       [] {
+         return read_xmodel(std::filesystem::path(DPUSHARD_FIXTURE_DIR) /
+                            "resnet20_cifar10_int_quantized.xmodel");
+       }},
+  };
+  return all;
+}
+
+std::vector<std::string> case_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, unused] : cases()) names.push_back(name);
+  return names;
+}
+
+std::unique_ptr<Backend> backend_named(const std::string& name) {
+  register_sim_backend();
+  register_cpu_backend();
+  BackendOptions options;
+  options.threads = 2;
+  options.sim_numerics = true;
+  return make_backend(name, options);
+}
+
+using Param = std::tuple<std::string, std::string>;  // backend, case
+
+class BackendMatchesRef : public ::testing::TestWithParam<Param> {};
+
+TEST_P(BackendMatchesRef, ByteIdenticalOutputs) {
+  const auto& [backend_name, case_name] = GetParam();
+  const Graph graph = cases().at(case_name)();
+  auto ref = backend_named("ref");
+  auto backend = backend_named(backend_name);
+  ref->load(graph);
+  backend->load(graph);
+  // Two frames: the second checks that nothing leaks from one frame into the next.
+  for (std::uint64_t seed : {1u, 2u}) {
+    std::vector<QTensor> inputs;
+    for (const QTensor& spec : input_specs(graph))
+      inputs.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, seed));
+    const auto expected = ref->run(inputs);
+    const auto actual = backend->run(inputs);
+    ASSERT_EQ(actual.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_EQ(actual[i].name, expected[i].name);
+      EXPECT_EQ(actual[i].shape, expected[i].shape);
+      EXPECT_EQ(actual[i].fix_point, expected[i].fix_point);
+      EXPECT_TRUE(actual[i].computed) << expected[i].name;
+      ASSERT_EQ(actual[i].data.size(), expected[i].data.size());
+      std::size_t differing = 0;
+      for (std::size_t j = 0; j < expected[i].data.size(); ++j)
+        if (actual[i].data[j] != expected[i].data[j]) ++differing;
+      EXPECT_EQ(differing, 0u) << "output '" << expected[i].name << "', frame seed " << seed;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCases, BackendMatchesRef,
+                         ::testing::Combine(::testing::Values("ref", "cpu", "sim"),
+                                            ::testing::ValuesIn(case_names())),
+                         [](const ::testing::TestParamInfo<Param>& param_info) {
+                           return std::get<0>(param_info.param) + "_" +
+                                  std::get<1>(param_info.param);
+                         });
+
+}  // namespace
+}  // namespace dpushard
