@@ -1,7 +1,10 @@
 #include "cli_common.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
+
+#include "dpushard/numerics.hpp"
 
 namespace dpushard::cli {
 
@@ -18,6 +21,25 @@ std::string human_count(long long value) {
   char buf[32];
   std::snprintf(buf, sizeof buf, i == 0 ? "%.0f%s" : "%.1f%s", v, suffix[i]);
   return buf;
+}
+
+nlohmann::json tensor_json(const QTensor& t, bool with_top5) {
+  nlohmann::json j = {{"name", t.name},
+                      {"shape", t.shape},
+                      {"fix_point", t.fix_point},
+                      {"sha256", sha256_hex(t)}};
+  const bool classifier =
+      !t.shape.empty() && t.shape.back() >= 2 && t.element_count() == t.shape.back();
+  if (!with_top5 || !classifier) return j;
+  std::vector<std::size_t> order(t.data.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return t.data[a] > t.data[b]; });
+  nlohmann::json top = nlohmann::json::array();
+  for (std::size_t i = 0; i < std::min<std::size_t>(5, order.size()); ++i)
+    top.push_back({{"class", order[i]}, {"value", dequantize(t.data[order[i]], t.fix_point)}});
+  j["top5"] = top;
+  return j;
 }
 
 }  // namespace dpushard::cli

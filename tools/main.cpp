@@ -6,14 +6,28 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "dpushard/sim_backend.hpp"
+#ifdef DPUSHARD_HAVE_CPU_BACKEND
+#include "dpushard/cpu_backend.hpp"
+#endif
 
 int main(int argc, char** argv) {
+  dpushard::register_sim_backend();  // sim lives outside dpushard_exec (docs/perf.md)
+#ifdef DPUSHARD_HAVE_CPU_BACKEND
+  dpushard::register_cpu_backend();  // cpu needs oneDNN, so it lives outside dpushard_exec
+#endif
   CLI::App app{"dpushard: split int8 networks across KV260 DPU boards and measure scaling"};
   app.require_subcommand(1);
   const std::vector<dpushard::cli::Command> commands = {
       dpushard::cli::add_zoo_command(app),
       dpushard::cli::add_inspect_command(app),
       dpushard::cli::add_exec_command(app),
+      dpushard::cli::add_import_command(app),
+      dpushard::cli::add_predict_command(app),
+      dpushard::cli::add_report_command(app),
+      dpushard::cli::add_split_command(app),
+      dpushard::cli::add_run_command(app),
+      dpushard::cli::add_worker_command(app),
   };
   try {
     app.parse(argc, argv);
