@@ -1,5 +1,6 @@
 // dpushard worker --listen HOST:PORT --backend ref|cpu|sim [--cache DIR] [--token-file F]
-//                 [--threads T] [--queue N] [--max-frame-mb M] [--name NAME] [--port-file F]
+//                 [--threads T] [--queue N] [--max-frame-mb M] [--sim-numerics]
+//                 [--sim-target T] [--name NAME] [--port-file F]
 // Serves plan fragments over TCP until SIGINT, SIGTERM or a SHUTDOWN message
 // (docs/protocol.md, docs/cluster.md). Logs go to stderr.
 
@@ -27,6 +28,8 @@ struct WorkerArgs {
   int threads = 1;
   std::uint32_t queue = 64;
   std::uint64_t max_frame_mb = 256;
+  bool sim_numerics = false;
+  std::string sim_target = "kv260";
 };
 
 // Writes the bound port for scripts and tests that listen on port 0 (temp file + rename).
@@ -50,6 +53,8 @@ int run_worker(const WorkerArgs& args) {
   net::WorkerOptions options;
   options.listen = args.listen;
   options.backend = args.backend;
+  options.backend_options.sim_numerics = args.sim_numerics;
+  options.backend_options.sim_target = args.sim_target;
   options.cache_dir = args.cache;
   options.threads = args.threads;
   options.queue_capacity = args.queue;
@@ -87,6 +92,10 @@ Command add_worker_command(CLI::App& app) {
                   "Largest tensor or upload chunk accepted, in MiB")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
+  sub->add_flag("--sim-numerics", args->sim_numerics,
+                "sim: also compute the real outputs (else they are marked not computed)");
+  sub->add_option("--sim-target", args->sim_target, "sim: target name or target YAML file")
+      ->capture_default_str();
   sub->add_option("--name", args->name, "Name in logs and handshakes (default worker@HOST:PORT)");
   sub->add_option("--port-file", args->port_file, "Write the port listened on to this file");
   return {sub, [args] { return run_worker(*args); }};

@@ -34,8 +34,19 @@ nlohmann::json result_json(const std::string& plan_dir, const Plan& plan,
                      {"tensor_bytes_sent", n.tensor_bytes_sent},
                      {"max_queue", n.max_queue}});
   nlohmann::json outputs = nlohmann::json::array();
-  for (const auto& t : r.first_outputs)
-    if (!t.name.empty()) outputs.push_back(tensor_json(t, true));
+  for (const auto& t : r.first_outputs) {
+    if (t.name.empty()) continue;  // never arrived
+    if (t.computed) {
+      outputs.push_back(tensor_json(t, true));
+      continue;
+    }
+    // A sim node without numerics: right shape, no values, so no hash is claimed.
+    outputs.push_back({{"name", t.name},
+                       {"shape", t.shape},
+                       {"fix_point", t.fix_point},
+                       {"sha256", nullptr},
+                       {"computed", false}});
+  }
   nlohmann::json j = {
       {"plan", plan_dir},
       {"cluster", config.source.string()},
@@ -113,7 +124,7 @@ void print_human(const nlohmann::json& j) {
         << n["utilization"].get<double>() << "\n";
   for (const auto& t : j["outputs"])
     out << "  out  " << t["name"].get<std::string>() << "  fp " << t["fix_point"] << "  sha256 "
-        << t["sha256"].get<std::string>() << "\n";
+        << (t["sha256"].is_string() ? t["sha256"].get<std::string>() : "(not computed)") << "\n";
   std::cerr << out.str();
 }
 

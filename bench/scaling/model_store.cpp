@@ -22,7 +22,8 @@ fs::path plan_dir(const SweepOptions& o, const std::string& size, int nodes,
 }
 
 fs::path ensure_model(const SweepOptions& o, const std::string& size) {
-  const fs::path file = model_dir(o, size) / "model_int.xmodel";
+  fs::path file = model_dir(o, size);
+  file += "_int.xmodel";
   std::error_code ec;
   if (fs::is_regular_file(file, ec)) return file;
   ZooSpec spec;

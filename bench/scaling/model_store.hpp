@@ -1,7 +1,7 @@
 #pragma once
 // Where a suite's models and plans live, and making the ones that are missing. The layout
 // is shared with the Ansible models role (docs/benchmarking.md):
-//   <models>/e<experts>-<input>-s<seed>/<family>-<size>/model_int.xmodel
+//   <models>/e<experts>-<input>-s<seed>/<family>-<size>_int.xmodel
 //   <models>/e<experts>-<input>-s<seed>/<family>-<size>/n1/              1-node baseline
 //   <models>/e<experts>-<input>-s<seed>/<family>-<size>/n<N>-<strategy>/
 
@@ -13,6 +13,7 @@
 
 namespace dpushard::bench {
 
+// The folder of a model's plans; the model itself is this path + "_int.xmodel".
 std::filesystem::path model_dir(const SweepOptions& o, const std::string& size);
 std::filesystem::path plan_dir(const SweepOptions& o, const std::string& size, int nodes,
                                const std::string& strategy);

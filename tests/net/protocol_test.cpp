@@ -34,6 +34,8 @@ std::vector<Message> one_of_each() {
                       {Destination{{Target{"n1", 4}, Target{"n2", 5}}, 0}}};
   load.fragments = {fragment};
   UploadChunk chunk{digest_of(1), 10, 4, {1, 2, 3}};
+  QTensor timing_only = tensor_of({2, 2});
+  timing_only.computed = false;
   Stats stats{7, {{1, 10, 12345, 3}, {2, 11, 999, 1}}, 4096, 77};
   return {Hello{kProtocolVersion, PeerRole::kWorker, "w0", digest_of(2)},
           Challenge{kProtocolVersion, "worker@x", digest_of(3)},
@@ -51,6 +53,7 @@ std::vector<Message> one_of_each() {
           Shutdown{},
           TensorMsg{5, 17, 3, 1, tensor_of({1, 4, 4, 8})},
           TensorMsg{5, 18, kOrchestratorSlot, 0, tensor_of({})},
+          TensorMsg{5, 19, 2, 0, timing_only},
           FrameError{5, 17, ErrorCode::kPeerLost, "n2", "connection lost"},
           StatsRequest{5},
           stats};
@@ -227,6 +230,10 @@ TEST(NetProtocol, RejectsInconsistentTensors) {
   QTensor overflow = tensor_of({1});
   overflow.shape = {std::int64_t{1} << 40, std::int64_t{1} << 40};
   EXPECT_EQ(rejection(encode_frame(TensorMsg{1, 2, 3, 0, overflow})), ErrorCode::kFrameTooLarge);
+  // Unknown tensor flags (the byte after fix_point, which follows job, frame, slot, index).
+  auto flags = encode_frame(TensorMsg{1, 2, 3, 0, tensor_of({1})});
+  flags[kHeaderBytes + 8 + 8 + 4 + 4 + 4] = 0x80;
+  EXPECT_EQ(rejection(flags), ErrorCode::kMalformed);
   QTensor wild_fix = tensor_of({1});
   wild_fix.fix_point = 1000;
   EXPECT_EQ(rejection(encode_frame(TensorMsg{1, 2, 3, 0, wild_fix})), ErrorCode::kMalformed);

@@ -83,7 +83,9 @@ struct RunResult {
   std::uint64_t upload_bytes = 0;  // fragment bytes sent (0 when every worker had them)
   std::uint64_t fragments_uploaded = 0;
   std::uint64_t fragments_cached = 0;
-  std::vector<std::string> output_sha256;  // frame 0's outputs, in the plan's output order
+  // frame 0's outputs, in the plan's output order; "" for values a timing-only (sim)
+  // node did not compute
+  std::vector<std::string> output_sha256;
   std::vector<QTensor> first_outputs;      // frame 0's outputs themselves
   std::vector<std::vector<std::string>> frame_output_sha256;  // with hash_every_frame
   std::vector<NodeResult> nodes;

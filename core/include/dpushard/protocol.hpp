@@ -206,7 +206,7 @@ struct TensorMsg {
   std::uint64_t frame = 0;
   std::uint32_t slot = 0;   // consuming fragment, or kOrchestratorSlot
   std::uint32_t index = 0;  // its input index, or the plan output index
-  QTensor tensor;           // data is the payload
+  QTensor tensor;           // data is the payload; `computed` travels as a flag
   bool operator==(const TensorMsg&) const = default;
 };
 struct FrameError {

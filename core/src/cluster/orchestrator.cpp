@@ -311,10 +311,11 @@ void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& 
                      std::to_string(tensor->frame) + " is " + shape_text(tensor->tensor.shape) +
                      " fix_point " + std::to_string(tensor->tensor.fix_point) + ", the plan says " +
                      shape_text(want.shape) + " fix_point " + std::to_string(want.fix_point));
-    if (options_.hash_every_frame)
-      result.frame_output_sha256[tensor->frame][tensor->index] = sha256_hex(tensor->tensor);
+    // A timing-only backend's zeros get no hash.
+    const std::string hash = tensor->tensor.computed ? sha256_hex(tensor->tensor) : "";
+    if (options_.hash_every_frame) result.frame_output_sha256[tensor->frame][tensor->index] = hash;
     if (tensor->frame == 0) {
-      result.output_sha256[tensor->index] = sha256_hex(tensor->tensor);
+      result.output_sha256[tensor->index] = hash;
       tensor->tensor.name = want.name;
       result.first_outputs[tensor->index] = std::move(tensor->tensor);
     } else {

@@ -23,6 +23,8 @@ template <typename... Ts>
 struct Overloaded : Ts... {
   using Ts::operator()...;
 };
+template <typename... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;  // clang 14 needs the guide (fuzz builds)
 
 std::optional<std::int64_t> as_int(const AttrValue& v) {
   return std::visit(

@@ -35,7 +35,9 @@ void Job::start(std::function<void(ErrorCode, const std::string&)> done) {
         const std::string bytes = self->ctx_.cache.read_verified(fragment.sha);
         const Graph graph =
             parse_xmodel(bytes, "fragment '" + fragment.name + "' (" + digest_hex(fragment.sha) + ")");
-        auto backend = make_backend(self->ctx_.options.backend, BackendOptions{per_fragment});
+        BackendOptions options = self->ctx_.options.backend_options;
+        options.threads = per_fragment;
+        auto backend = make_backend(self->ctx_.options.backend, options);
         backend->load(graph);
         runners.push_back(std::make_unique<FragmentRunner>(
             fragment, std::move(backend), input_specs(graph), graph.outputs().size()));
@@ -170,6 +172,9 @@ void Job::pump(FragmentRunner& runner) {
       error = e.what();
       if (error.empty()) error = "unknown failure";
     }
+    // Values computed from values that were not (a sim node upstream) are not real either.
+    if (!std::all_of(inputs.begin(), inputs.end(), [](const QTensor& t) { return t.computed; }))
+      for (QTensor& output : outputs) output.computed = false;
     const auto busy = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::steady_clock::now() - start);
     for (QTensor& input : inputs) self->ctx_.buffers->give(std::move(input.data));

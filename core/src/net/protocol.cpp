@@ -13,6 +13,8 @@ namespace {
 constexpr std::size_t kMaxMessageText = 65536;
 constexpr std::uint64_t kMaxUploadBytes = std::uint64_t{1} << 40;
 constexpr int kMaxFixPoint = 64;
+// TENSOR flags bit 0: the values were not computed (a timing-only backend).
+constexpr std::uint8_t kTensorNotComputed = 1;
 
 template <class... F>
 struct Overloaded : F... {
@@ -107,6 +109,7 @@ void put_tensor(wire::Writer& w, std::uint64_t job, std::uint64_t frame, std::ui
   w.u32(slot);
   w.u32(index);
   w.i32(t.fix_point);
+  w.u8(t.computed ? 0 : kTensorNotComputed);
   w.str(t.name);
   w.u8(static_cast<std::uint8_t>(t.shape.size()));
   for (std::int64_t dim : t.shape) w.i64(dim);
@@ -284,6 +287,10 @@ TensorMsg get_tensor(wire::Reader& r, std::uint64_t payload_bytes, const Limits&
   m.tensor.fix_point = r.i32("tensor.fix_point");
   if (m.tensor.fix_point < -kMaxFixPoint || m.tensor.fix_point > kMaxFixPoint)
     malformed("tensor.fix_point " + std::to_string(m.tensor.fix_point) + " out of range");
+  const std::uint8_t flags = r.u8("tensor.flags");
+  if ((flags & ~kTensorNotComputed) != 0)
+    malformed("tensor.flags " + std::to_string(flags) + " sets unknown bits");
+  m.tensor.computed = (flags & kTensorNotComputed) == 0;
   m.tensor.name = r.str("tensor.name");
   const std::uint8_t rank = r.u8("tensor.rank");
   if (rank > kMaxTensorRank) malformed("tensor.rank " + std::to_string(rank) + " exceeds 8");
