@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ clang clang-format pkg-config git
+  cmake ninja-build g++ clang libclang-rt-dev clang-format pkg-config git
   libboost-dev libyaml-cpp-dev libbenchmark-dev libbenchmark-tools libgtest-dev libgmock-dev
   libdnnl-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libspdlog-dev
   libcli11-dev libssl-dev libonnx-dev
