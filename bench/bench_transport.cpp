@@ -148,7 +148,8 @@ class ProtocolPair {
 
  private:
   asio::io_context sender_io_, receiver_io_;
-  asio::executor_work_guard<asio::io_context::executor_type> sender_guard_{sender_io_.get_executor()};
+  asio::executor_work_guard<asio::io_context::executor_type> sender_guard_{
+      sender_io_.get_executor()};
   asio::executor_work_guard<asio::io_context::executor_type> receiver_guard_{
       receiver_io_.get_executor()};
   std::shared_ptr<BufferPool> pool_;
@@ -306,8 +307,13 @@ void BM_Hop(benchmark::State& state) {
   state.counters["raw_hop_us"] = raw_best / hops * 1e6;
   state.counters["overhead_us"] = (proto_best - raw_best) / hops * 1e6;
 }
-BENCHMARK(BM_Hop)->Arg(64)->Arg(1 << 10)->Arg(16 << 10)->UseManualTime()->Unit(
-    benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_Hop)
+    ->Arg(64)
+    ->Arg(1 << 10)
+    ->Arg(16 << 10)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
 
 }  // namespace
 }  // namespace dpushard::net

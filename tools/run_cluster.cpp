@@ -47,35 +47,34 @@ nlohmann::json result_json(const std::string& plan_dir, const Plan& plan,
                        {"sha256", nullptr},
                        {"computed", false}});
   }
-  nlohmann::json j = {
-      {"plan", plan_dir},
-      {"cluster", config.source.string()},
-      {"strategy", plan.strategy},
-      {"nodes", plan.nodes},
-      {"fragments", plan.fragments.size()},
-      {"complete", r.complete},
-      {"frames", r.frames_requested},
-      {"frames_completed", r.frames_completed},
-      {"inflight", r.inflight},
-      {"seed", seed},
-      {"wall_s", r.wall_s},
-      {"throughput_fps", r.throughput_fps},
-      {"latency_ms",
-       {{"p50", r.latency_p50_ms},
-        {"p90", r.latency_p90_ms},
-        {"p99", r.latency_p99_ms},
-        {"mean", r.latency_mean_ms},
-        {"min", r.latency_min_ms},
-        {"max", r.latency_max_ms}}},
-      {"wire_bytes_per_frame", r.wire_bytes_per_frame},
-      {"upload",
-       {{"bytes", r.upload_bytes},
-        {"fragments_uploaded", r.fragments_uploaded},
-        {"fragments_cached", r.fragments_cached}}},
-      {"outputs", outputs},
-      {"per_node", nodes},
-      {"link_gbps", config.link_gbps},
-      {"shutdown_workers", args.shutdown_workers}};
+  nlohmann::json j = {{"plan", plan_dir},
+                      {"cluster", config.source.string()},
+                      {"strategy", plan.strategy},
+                      {"nodes", plan.nodes},
+                      {"fragments", plan.fragments.size()},
+                      {"complete", r.complete},
+                      {"frames", r.frames_requested},
+                      {"frames_completed", r.frames_completed},
+                      {"inflight", r.inflight},
+                      {"seed", seed},
+                      {"wall_s", r.wall_s},
+                      {"throughput_fps", r.throughput_fps},
+                      {"latency_ms",
+                       {{"p50", r.latency_p50_ms},
+                        {"p90", r.latency_p90_ms},
+                        {"p99", r.latency_p99_ms},
+                        {"mean", r.latency_mean_ms},
+                        {"min", r.latency_min_ms},
+                        {"max", r.latency_max_ms}}},
+                      {"wire_bytes_per_frame", r.wire_bytes_per_frame},
+                      {"upload",
+                       {{"bytes", r.upload_bytes},
+                        {"fragments_uploaded", r.fragments_uploaded},
+                        {"fragments_cached", r.fragments_cached}}},
+                      {"outputs", outputs},
+                      {"per_node", nodes},
+                      {"link_gbps", config.link_gbps},
+                      {"shutdown_workers", args.shutdown_workers}};
   if (!r.complete) {
     j["error"] = r.error;
     j["failed_node"] = r.failed_node;
@@ -114,9 +113,9 @@ void print_human(const nlohmann::json& j) {
         << l["p50"].get<double>() << " ms, p90 " << l["p90"].get<double>() << " ms, p99 "
         << l["p99"].get<double>() << " ms\n";
     out << "  wire " << human_count(static_cast<long long>(j["wire_bytes_per_frame"].get<double>()))
-        << "B per frame, uploads " << human_count(j["upload"]["bytes"].get<long long>())
-        << "B (" << j["upload"]["fragments_uploaded"] << " sent, "
-        << j["upload"]["fragments_cached"] << " cached)\n";
+        << "B per frame, uploads " << human_count(j["upload"]["bytes"].get<long long>()) << "B ("
+        << j["upload"]["fragments_uploaded"] << " sent, " << j["upload"]["fragments_cached"]
+        << " cached)\n";
   }
   for (const auto& n : j["per_node"])
     out << "  node " << n["name"].get<std::string>() << " (" << n["address"].get<std::string>()
@@ -144,8 +143,7 @@ std::shared_ptr<ClusterRunArgs> add_cluster_run_options(CLI::App& run) {
       ->check(CLI::Range(1, 65536));
   run.add_option("--out", args->out_file,
                  "Also write the results JSON here (atomically; marked incomplete on failure)");
-  run.add_flag("--shutdown-workers", args->shutdown_workers,
-               "Stop every worker when the run ends");
+  run.add_flag("--shutdown-workers", args->shutdown_workers, "Stop every worker when the run ends");
   run.add_option("--peer-timeout", args->peer_timeout_s,
                  "Seconds of silence after which a node counts as dead")
       ->capture_default_str()

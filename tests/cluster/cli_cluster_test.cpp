@@ -96,7 +96,8 @@ TEST_F(CliCluster, RunMatchesExecAndLocalAndUploadsOnce) {
                     "first"),
             0)
       << read_text(dir_ / "first.err");
-  ASSERT_EQ(run_cli({"exec", (dir_ / "model_int.xmodel").string(), "--seed", "5", "--json"}, "exec"), 0);
+  ASSERT_EQ(
+      run_cli({"exec", (dir_ / "model_int.xmodel").string(), "--seed", "5", "--json"}, "exec"), 0);
   ASSERT_EQ(run_cli({"run", plan, "--local", "--seed", "5", "--json"}, "local"), 0);
   const auto first = json_of("first"), exec = json_of("exec"), local = json_of("local");
   EXPECT_TRUE(first["complete"].get<bool>());
@@ -122,10 +123,10 @@ TEST_F(CliCluster, RunMatchesExecAndLocalAndUploadsOnce) {
 TEST_F(CliCluster, KilledWorkerEndsTheRunNamingNodeAndFrame) {
   write_cluster({start_worker(0), start_worker(1), start_worker(2)});
   const auto results = dir_ / "results.json";
-  ChildProcess run({DPUSHARD_CLI, "run", (dir_ / "plan").string(), "--cluster",
-                    (dir_ / "cluster.yaml").string(), "--frames", "100000000", "--inflight", "2",
-                    "--json", "--out", results.string()},
-                   dir_ / "run.out", dir_ / "run.err");
+  ChildProcess run(
+      {DPUSHARD_CLI, "run", (dir_ / "plan").string(), "--cluster", (dir_ / "cluster.yaml").string(),
+       "--frames", "100000000", "--inflight", "2", "--json", "--out", results.string()},
+      dir_ / "run.out", dir_ / "run.err");
   // Mid-run: the job is loaded and frames flow through w1.
   ASSERT_TRUE(wait_for_text(dir_ / "w1.log", "event=loaded", 60s)) << read_text(dir_ / "w1.log");
   std::this_thread::sleep_for(300ms);

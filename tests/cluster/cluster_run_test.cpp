@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -136,6 +137,32 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"convvit", Strategy::Pipeline, 2}),
     case_name);
 
+// The same plans on workers running the cpu backend (when this build has it): still
+// bit-identical to the whole model on ref.
+TEST_F(ClusterRunTest, CpuWorkersMatchTheWholeModelOnRef) {
+  const auto names = backend_names();
+  if (std::find(names.begin(), names.end(), "cpu") == names.end())
+    GTEST_SKIP() << "this build has no cpu backend";
+  std::vector<std::unique_ptr<WorkerThread>> cpu_workers;
+  ClusterConfig config = cluster();
+  for (std::size_t i = 0; i < 3; ++i) {
+    net::WorkerOptions options = test_worker_options(*root_ / ("cpu-cache" + std::to_string(i)));
+    options.backend = "cpu";
+    cpu_workers.push_back(std::make_unique<WorkerThread>(options));
+    config.nodes[i].address = "127.0.0.1:" + std::to_string(cpu_workers.back()->port());
+    config.nodes[i].backend = "cpu";
+  }
+  for (const Case& c : {Case{"cnn", Strategy::Experts, 3}, Case{"convvit", Strategy::Pipeline, 2}}) {
+    const auto& [family, strategy, nodes] = c;
+    const auto [plan, dir] = plan_for(family, strategy, nodes);
+    const RunResult result = run_on_cluster(plan, dir, config, quick());
+    ASSERT_TRUE(result.complete) << result.error;
+    for (std::uint64_t frame = 0; frame < 6; ++frame)
+      EXPECT_EQ(result.frame_output_sha256[frame], reference_hashes(models_->at(family), frame % 4))
+          << family << " frame " << frame;
+  }
+}
+
 TEST_F(ClusterRunTest, FragmentsAreUploadedOnlyOnce) {
   const auto [plan, dir] = plan_for("cnn", Strategy::Experts, 3);
   std::uint64_t received_before = 0;
@@ -208,7 +235,8 @@ TEST_F(ClusterRunTest, NodeStoppingMidRunEndsItNamingNodeAndFrame) {
   std::thread stopper([&] {
     // Stop it once it has computed some frames: mid-run.
     const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (doomed.worker().counters().frames_computed < 3 && std::chrono::steady_clock::now() < deadline)
+    while (doomed.worker().counters().frames_computed < 3 &&
+           std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(1ms);
     doomed.worker().stop();
   });

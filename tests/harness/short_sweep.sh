@@ -27,7 +27,7 @@ vars=$(cat <<JSON
   "dpushard_sizes": ["1M"],
   "dpushard_node_counts": [1, 2],
   "dpushard_strategies": ["experts", "replicate"],
-  "dpushard_zoo_input": "64x64x3",
+  "dpushard_zoo_inputs": {"cnn": "64x64x3", "convvit": "64x64x3"},
   "models_preseed_caches": true,
   "sweep_frames": 4,
   "sweep_inflight": 2,

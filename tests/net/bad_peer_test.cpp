@@ -47,7 +47,8 @@ TEST_F(BadPeerTest, WrongToken) {
 TEST_F(BadPeerTest, GarbageBytes) {
   TestClient bad(worker_->port());
   std::vector<std::uint8_t> garbage(64);
-  for (std::size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<std::uint8_t>(i * 37 + 11);
+  for (std::size_t i = 0; i < garbage.size(); ++i)
+    garbage[i] = static_cast<std::uint8_t>(i * 37 + 11);
   bad.send_bytes(garbage);
   EXPECT_EQ(bad.expect_dropped().code, ErrorCode::kMalformed);
   expect_still_serving();

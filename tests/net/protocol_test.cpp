@@ -70,11 +70,11 @@ TEST(NetProtocol, EveryMessageRoundTrips) {
 TEST(NetProtocol, HeaderLayoutIsByteExact) {
   const auto bytes = encode_frame(Heartbeat{0x0102030405060708ULL});
   const std::vector<std::uint8_t> expected = {
-      'D',  'P',  'S',  'H',                           // magic
-      0x06, 0x00,                                      // type HEARTBEAT
-      0x00, 0x00,                                      // flags
-      0x08, 0x00, 0x00, 0x00,                          // metadata bytes
-      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // payload bytes
+      'D',  'P',  'S',  'H',                            // magic
+      0x06, 0x00,                                       // type HEARTBEAT
+      0x00, 0x00,                                       // flags
+      0x08, 0x00, 0x00, 0x00,                           // metadata bytes
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,   // payload bytes
       0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01};  // sequence
   EXPECT_EQ(bytes, expected);
 }
@@ -106,10 +106,12 @@ ErrorCode rejection(const std::vector<std::uint8_t>& bytes, bool authenticated =
 }
 
 void put_u32(std::vector<std::uint8_t>& bytes, std::size_t at, std::uint32_t value) {
-  for (int i = 0; i < 4; ++i) bytes[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(value >> (8 * i));
+  for (int i = 0; i < 4; ++i)
+    bytes[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(value >> (8 * i));
 }
 void put_u64(std::vector<std::uint8_t>& bytes, std::size_t at, std::uint64_t value) {
-  for (int i = 0; i < 8; ++i) bytes[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(value >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    bytes[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(value >> (8 * i));
 }
 
 TEST(NetProtocol, RejectsBadHeaders) {
@@ -210,7 +212,8 @@ TEST(NetProtocol, RejectsMalformedMetadata) {
   no_replicas.fragments = {FragmentAssignment{1, {}, "f", {{Destination{{}, 0}}}}};
   EXPECT_EQ(rejection(encode_frame(no_replicas)), ErrorCode::kMalformed);
   Load orchestrator_slot;
-  orchestrator_slot.fragments = {FragmentAssignment{1, {}, "f", {{Destination{{Target{"", 3}}, 0}}}}};
+  orchestrator_slot.fragments = {
+      FragmentAssignment{1, {}, "f", {{Destination{{Target{"", 3}}, 0}}}}};
   EXPECT_EQ(rejection(encode_frame(orchestrator_slot)), ErrorCode::kMalformed);
 }
 

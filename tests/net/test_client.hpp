@@ -18,12 +18,12 @@
 #include <thread>
 #include <vector>
 
-#include "net/auth.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/builder.hpp"
 #include "dpushard/net.hpp"
 #include "dpushard/protocol.hpp"
 #include "dpushard/xmodel.hpp"
+#include "net/auth.hpp"
 
 namespace dpushard::net::testing {
 
@@ -85,11 +85,13 @@ class TestClient {
     const Digest nonce = random_nonce();
     send(Hello{kProtocolVersion, role, name, nonce});
     const Message challenge = expect();
-    if (const auto* error = std::get_if<ErrorMsg>(&challenge)) throw ProtocolError(error->code, error->message);
+    if (const auto* error = std::get_if<ErrorMsg>(&challenge))
+      throw ProtocolError(error->code, error->message);
     const auto& c = std::get<Challenge>(challenge);
     send(Auth{client_proof(token, c.nonce, nonce)});
     const Message reply = expect();
-    if (const auto* error = std::get_if<ErrorMsg>(&reply)) throw ProtocolError(error->code, error->message);
+    if (const auto* error = std::get_if<ErrorMsg>(&reply))
+      throw ProtocolError(error->code, error->message);
     const auto& ok = std::get<AuthOk>(reply);
     if (!digests_equal(ok.mac, server_proof(token, nonce, c.nonce)))
       throw std::runtime_error("worker proof is wrong");
@@ -120,7 +122,8 @@ class TestClient {
 
  private:
   // False on a clean EOF before the first byte.
-  bool read_exact(std::uint8_t* out, std::size_t size, std::chrono::steady_clock::time_point deadline) {
+  bool read_exact(std::uint8_t* out, std::size_t size,
+                  std::chrono::steady_clock::time_point deadline) {
     std::size_t done = 0;
     while (done < size) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

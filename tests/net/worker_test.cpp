@@ -115,8 +115,16 @@ TEST_F(WorkerTest, SendsTensorsStraightToTheConsumingWorker) {
   c1.handshake("secret");
   upload(c0, a_bytes);
   upload(c1, b_bytes);
-  Load l0{kJob, "n0", 2, peers, {FragmentAssignment{0, sha_of(a_bytes), "a", {{Destination{{Target{"n1", 1}}, 0}}}}}};
-  Load l1{kJob, "n1", 2, peers, {FragmentAssignment{1, sha_of(b_bytes), "b", {{Destination{{Target{}}, 0}}}}}};
+  Load l0{kJob,
+          "n0",
+          2,
+          peers,
+          {FragmentAssignment{0, sha_of(a_bytes), "a", {{Destination{{Target{"n1", 1}}, 0}}}}}};
+  Load l1{kJob,
+          "n1",
+          2,
+          peers,
+          {FragmentAssignment{1, sha_of(b_bytes), "b", {{Destination{{Target{}}, 0}}}}}};
   c1.send(l1);
   c0.send(l0);
   EXPECT_EQ(std::get<Loaded>(c1.expect()).job, kJob);
@@ -147,7 +155,12 @@ TEST_F(WorkerTest, ReportsALostPeerByName) {
   TestClient c0(w0.port());
   c0.handshake("secret");
   upload(c0, a_bytes);
-  c0.send(Load{kJob, "n0", 2, peers, {FragmentAssignment{0, sha_of(a_bytes), "a", {{Destination{{Target{"n1", 1}}, 0}}}}}});
+  c0.send(
+      Load{kJob,
+           "n0",
+           2,
+           peers,
+           {FragmentAssignment{0, sha_of(a_bytes), "a", {{Destination{{Target{"n1", 1}}, 0}}}}}});
   EXPECT_EQ(std::get<Loaded>(c0.expect()).job, kJob);
   const auto start = std::chrono::steady_clock::now();
   w1.reset();

@@ -44,10 +44,10 @@ struct RunOptions {
   std::string name = "orchestrator";
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds heartbeat_interval{500};
-  std::chrono::milliseconds peer_timeout{3000};    // silence after which a node is dead
-  std::chrono::milliseconds load_timeout{600000};  // uploads and fragment preparation
+  std::chrono::milliseconds peer_timeout{3000};     // silence after which a node is dead
+  std::chrono::milliseconds load_timeout{600000};   // uploads and fragment preparation
   std::chrono::milliseconds frame_timeout{600000};  // one frame in flight at most this long
-  bool shutdown_workers = false;  // send SHUTDOWN to every worker at the end
+  bool shutdown_workers = false;                    // send SHUTDOWN to every worker at the end
   // Keep the sha256 of every frame's outputs (frame f's inputs use seed + f % 4).
   bool hash_every_frame = false;
   net::Limits limits;
@@ -86,7 +86,7 @@ struct RunResult {
   // frame 0's outputs, in the plan's output order; "" for values a timing-only (sim)
   // node did not compute
   std::vector<std::string> output_sha256;
-  std::vector<QTensor> first_outputs;      // frame 0's outputs themselves
+  std::vector<QTensor> first_outputs;                         // frame 0's outputs themselves
   std::vector<std::vector<std::string>> frame_output_sha256;  // with hash_every_frame
   std::vector<NodeResult> nodes;
 };

@@ -17,10 +17,10 @@ namespace dpushard::net {
 struct WorkerOptions {
   std::string listen = "127.0.0.1:0";  // HOST:PORT; port 0 picks a free one
   std::string backend = "ref";
-  BackendOptions backend_options;  // sim_numerics, sim_target; threads are set per fragment
-  std::filesystem::path cache_dir;  // empty: a private temporary folder removed at exit
-  std::string token;                // shared secret; empty only when no token file is used
-  int threads = 1;                  // compute threads (the io thread is separate)
+  BackendOptions backend_options;     // sim_numerics, sim_target; threads are set per fragment
+  std::filesystem::path cache_dir;    // empty: a private temporary folder removed at exit
+  std::string token;                  // shared secret; empty only when no token file is used
+  int threads = 1;                    // compute threads (the io thread is separate)
   std::uint32_t queue_capacity = 64;  // frames waiting per fragment
   Limits limits;
   std::chrono::milliseconds heartbeat_interval{500};

@@ -184,7 +184,7 @@ struct PeerAddress {
 };
 struct Load {
   std::uint64_t job = 0;
-  std::string node;           // the name the receiving worker has in this job
+  std::string node;            // the name the receiving worker has in this job
   std::uint32_t inflight = 1;  // frames the orchestrator keeps in flight at most
   std::vector<PeerAddress> peers;
   std::vector<FragmentAssignment> fragments;
@@ -236,10 +236,9 @@ struct Stats {
   bool operator==(const Stats&) const = default;
 };
 
-using Message =
-    std::variant<Hello, Challenge, Auth, AuthOk, ErrorMsg, Heartbeat, HaveQuery, HaveReply,
-                 UploadChunk, UploadDone, Load, Loaded, Unload, Shutdown, TensorMsg, FrameError,
-                 StatsRequest, Stats>;
+using Message = std::variant<Hello, Challenge, Auth, AuthOk, ErrorMsg, Heartbeat, HaveQuery,
+                             HaveReply, UploadChunk, UploadDone, Load, Loaded, Unload, Shutdown,
+                             TensorMsg, FrameError, StatsRequest, Stats>;
 
 MessageType type_of(const Message& message);
 
@@ -270,8 +269,7 @@ Message decode_meta(const FrameHeader& header, std::span<const std::uint8_t> met
 // nullptr for messages without payload.
 std::vector<std::int8_t>* payload_target(Message& message);
 // Decodes one complete frame (exactly `bytes`). Throws ProtocolError.
-Message decode_frame(std::span<const std::uint8_t> bytes, const Limits& limits,
-                     bool authenticated);
+Message decode_frame(std::span<const std::uint8_t> bytes, const Limits& limits, bool authenticated);
 
 std::string digest_hex(const Digest& digest);
 Digest digest_from_hex(std::string_view hex);  // throws dpushard::Error on bad input

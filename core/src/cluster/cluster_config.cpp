@@ -70,8 +70,8 @@ class Parser {
     }
     node.backend = text(item, "backend", named, false);
     if (!node.backend.empty() && kBackends.count(node.backend) == 0)
-      fail(item["backend"], named + ": unknown backend '" + node.backend +
-                                "' (known: cpu, ref, sim, vart)");
+      fail(item["backend"],
+           named + ": unknown backend '" + node.backend + "' (known: cpu, ref, sim, vart)");
     node.target = text(item, "target", named, false);
     return node;
   }

@@ -100,8 +100,8 @@ JobLayout make_job_layout(const Plan& plan, const std::filesystem::path& plan_di
     net::Destination d;
     if (edge.to == "model") {
       d.replicas = {net::Target{}};
-      d.index = static_cast<std::uint32_t>(
-          index_of(plan.model_outputs, edge.input, "model outputs"));
+      d.index =
+          static_cast<std::uint32_t>(index_of(plan.model_outputs, edge.input, "model outputs"));
       return d;
     }
     const std::size_t k = fragment_index.at(edge.to);
@@ -114,10 +114,11 @@ JobLayout make_job_layout(const Plan& plan, const std::filesystem::path& plan_di
   for (const PlanEdge& edge : plan.edges) {
     if (edge.from != "model") continue;
     if (edge.to == "model")
-      throw Error("edge model:" + edge.output + " -> model: a model input that is also an "
+      throw Error("edge model:" + edge.output +
+                  " -> model: a model input that is also an "
                   "output cannot run on a cluster");
-    layout.inputs.push_back(InputRoute{index_of(plan.model_inputs, edge.output, "model inputs"),
-                                       destination_of(edge)});
+    layout.inputs.push_back(
+        InputRoute{index_of(plan.model_inputs, edge.output, "model inputs"), destination_of(edge)});
   }
 
   for (std::size_t k = 0; k < plan.fragments.size(); ++k) {

@@ -26,9 +26,9 @@ struct InputRoute {
 };
 
 struct JobLayout {
-  std::vector<WireFragment> fragments;  // per plan fragment
+  std::vector<WireFragment> fragments;                              // per plan fragment
   std::map<int, std::vector<net::FragmentAssignment>> assignments;  // per node slot
-  std::map<int, std::vector<std::string>> fragment_names;            // per node slot
+  std::map<int, std::vector<std::string>> fragment_names;           // per node slot
   std::vector<InputRoute> inputs;
 };
 

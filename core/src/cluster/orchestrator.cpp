@@ -34,11 +34,8 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 
 }  // namespace
 
-Orchestrator::Orchestrator(const ClusterConfig& cluster, const RunOptions& options,
-                           int node_count)
-    : cluster_(cluster),
-      options_(options),
-      buffers_(std::make_shared<net::BufferPool>()) {
+Orchestrator::Orchestrator(const ClusterConfig& cluster, const RunOptions& options, int node_count)
+    : cluster_(cluster), options_(options), buffers_(std::make_shared<net::BufferPool>()) {
   connection_options_.limits = options.limits;
   connection_options_.heartbeat_interval = options.heartbeat_interval;
   connection_options_.peer_timeout = options.peer_timeout;
@@ -75,8 +72,8 @@ void Orchestrator::fail(std::string node, const std::string& message) {
   RunFailure failure{std::move(node), -1, message};
   if (!flights_.empty()) {
     failure.frame = static_cast<std::int64_t>(flights_.begin()->first);
-    failure.message += " (" + frames_text(flights_.begin()->first, flights_.rbegin()->first) +
-                       " in flight)";
+    failure.message +=
+        " (" + frames_text(flights_.begin()->first, flights_.rbegin()->first) + " in flight)";
   }
   throw failure;
 }
@@ -88,7 +85,8 @@ Event Orchestrator::next(Clock::time_point deadline, const std::string& waiting_
   const std::string& name = links_[node].config->name;
   const std::string during =
       flights_.empty() ? std::string() : " during frame " + std::to_string(flights_.begin()->first);
-  if (event->kind == Event::Kind::kClosed) fail(name, describe(node) + " lost" + during + ": " + event->text);
+  if (event->kind == Event::Kind::kClosed)
+    fail(name, describe(node) + " lost" + during + ": " + event->text);
   if (const auto* error = std::get_if<net::ErrorMsg>(&event->message))
     fail(name, describe(node) + " refused" + during + ": " +
                    std::string(net::error_code_name(error->code)) + ": " + error->message);
@@ -102,11 +100,13 @@ Event Orchestrator::next(Clock::time_point deadline, const std::string& waiting_
       RunFailure failure{culprit, static_cast<std::int64_t>(error->frame),
                          message + " failed frame " + std::to_string(error->frame) + ": " +
                              std::string(net::error_code_name(error->code)) + ": " +
-                             error->message + (culprit != name ? " (reported by '" + name + "')" : "")};
+                             error->message +
+                             (culprit != name ? " (reported by '" + name + "')" : "")};
       throw failure;
     }
-    fail(culprit, message + " failed" + during + ": " + std::string(net::error_code_name(error->code)) +
-                      ": " + error->message + (culprit != name ? " (reported by '" + name + "')" : ""));
+    fail(culprit, message + " failed" + during + ": " +
+                      std::string(net::error_code_name(error->code)) + ": " + error->message +
+                      (culprit != name ? " (reported by '" + name + "')" : ""));
   }
   return std::move(*event);
 }
@@ -150,14 +150,16 @@ void Orchestrator::connect() {
   for (std::size_t ready = 0; ready < links_.size(); ++ready) {
     const Event event = next(deadline, "the nodes to connect and authenticate");
     if (event.kind != Event::Kind::kReady)
-      fail(links_[event.node].config->name, describe(event.node) + ": unexpected " +
-                                                std::string(net::message_type_name(net::type_of(event.message))));
+      fail(links_[event.node].config->name,
+           describe(event.node) + ": unexpected " +
+               std::string(net::message_type_name(net::type_of(event.message))));
     Link& link = links_[event.node];
     link.backend = event.text;
     if (!link.config->backend.empty() && link.backend != link.config->backend)
       fail(link.config->name, describe(event.node) + " runs backend '" + link.backend + "', " +
-                                  cluster_.source.string() + ":" + std::to_string(link.config->line) +
-                                  " says '" + link.config->backend + "'");
+                                  cluster_.source.string() + ":" +
+                                  std::to_string(link.config->line) + " says '" +
+                                  link.config->backend + "'");
   }
 }
 
@@ -233,8 +235,8 @@ void Orchestrator::load(const JobLayout& layout) {
   for (std::size_t node = 0; node < links_.size(); ++node) {
     auto it = layout.assignments.find(static_cast<int>(node));
     if (it == layout.assignments.end()) continue;
-    send(node, net::Load{job_, links_[node].config->name, static_cast<std::uint32_t>(options_.inflight),
-                         peers, it->second});
+    send(node, net::Load{job_, links_[node].config->name,
+                         static_cast<std::uint32_t>(options_.inflight), peers, it->second});
     ++pending;
   }
   const auto deadline = Clock::now() + options_.load_timeout;
@@ -258,9 +260,8 @@ void Orchestrator::send_frame(std::uint64_t frame, const JobLayout& layout,
     for (const InputRoute& route : layout.inputs) {
       const net::Target& target = route.destination.target_for(frame);
       const std::size_t node = node_index(target.node);
-      input_bytes_ += links_[node].connection->send_tensor(job_, frame, target.slot,
-                                                           route.destination.index,
-                                                           inputs[route.model_input]);
+      input_bytes_ += links_[node].connection->send_tensor(
+          job_, frame, target.slot, route.destination.index, inputs[route.model_input]);
     }
   });
 }
@@ -292,8 +293,8 @@ void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& 
     launch();
   while (!flights_.empty()) {
     const Clock::time_point deadline = flights_.begin()->second.start + options_.frame_timeout;
-    Event event = next(deadline, "frame " + std::to_string(flights_.begin()->first) +
-                                           " to complete");
+    Event event =
+        next(deadline, "frame " + std::to_string(flights_.begin()->first) + " to complete");
     auto* tensor = std::get_if<net::TensorMsg>(&event.message);
     const std::string& name = links_[event.node].config->name;
     if (tensor == nullptr)
@@ -302,9 +303,11 @@ void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& 
                      " while frames were running");
     auto flight = flights_.find(tensor->frame);
     if (tensor->job != job_ || tensor->slot != net::kOrchestratorSlot || flight == flights_.end() ||
-        tensor->index >= outputs || (!flight->second.received.empty() && flight->second.received[tensor->index]))
+        tensor->index >= outputs ||
+        (!flight->second.received.empty() && flight->second.received[tensor->index]))
       fail(name, describe(event.node) + " sent an unexpected output (frame " +
-                     std::to_string(tensor->frame) + ", output " + std::to_string(tensor->index) + ")");
+                     std::to_string(tensor->frame) + ", output " + std::to_string(tensor->index) +
+                     ")");
     const PlanTensor& want = plan.model_outputs[tensor->index];
     if (tensor->tensor.shape != want.shape || tensor->tensor.fix_point != want.fix_point)
       fail(name, describe(event.node) + ": output '" + want.name + "' of frame " +

@@ -30,8 +30,7 @@ std::size_t whole_buffer(const boost::system::error_code& ec, std::size_t) {
 
 }  // namespace
 
-std::shared_ptr<Connection> Connection::create(tcp::socket socket,
-                                               const ConnectionOptions& options,
+std::shared_ptr<Connection> Connection::create(tcp::socket socket, const ConnectionOptions& options,
                                                std::string label,
                                                std::shared_ptr<BufferPool> pool) {
   return std::shared_ptr<Connection>(
@@ -257,10 +256,9 @@ void Connection::write_next() {
   }
   write_active_ = true;
   auto self = shared_from_this();
-  asio::async_write(socket_, gather_, whole_buffer,
-                    [self](const boost::system::error_code& ec, std::size_t) {
-                      self->on_written(ec);
-                    });
+  asio::async_write(
+      socket_, gather_, whole_buffer,
+      [self](const boost::system::error_code& ec, std::size_t) { self->on_written(ec); });
 }
 
 void Connection::on_written(const boost::system::error_code& ec) {
@@ -325,12 +323,12 @@ void Connection::on_tick() {
   if (closing_since_ && now - *closing_since_ > kCloseGrace)
     return close(close_after_flush_.value_or("closed"));
   if (!authenticated_ && now - created_ > options_.handshake_timeout)
-    return fail(ErrorCode::kTimeout, "no handshake within " +
-                                         std::to_string(options_.handshake_timeout.count()) +
-                                         " ms");
+    return fail(
+        ErrorCode::kTimeout,
+        "no handshake within " + std::to_string(options_.handshake_timeout.count()) + " ms");
   if (authenticated_ && now - last_received_ > options_.peer_timeout)
-    return close("no message from the peer for " +
-                 std::to_string(options_.peer_timeout.count()) + " ms");
+    return close("no message from the peer for " + std::to_string(options_.peer_timeout.count()) +
+                 " ms");
   if (authenticated_ && !write_active_ && !close_after_flush_ &&
       now - last_sent_ >= options_.heartbeat_interval)
     send(Heartbeat{++heartbeat_sequence_});
@@ -390,8 +388,8 @@ void async_connect_to(asio::io_context& io, const std::string& address,
   attempt->timer.expires_after(timeout);
   attempt->timer.async_wait([attempt, address, timeout](const boost::system::error_code& ec) {
     if (ec) return;
-    attempt->finish("no connection to " + address + " within " +
-                    std::to_string(timeout.count()) + " ms");
+    attempt->finish("no connection to " + address + " within " + std::to_string(timeout.count()) +
+                    " ms");
   });
   attempt->resolver.async_resolve(
       host_port.first, std::to_string(host_port.second),
@@ -399,15 +397,13 @@ void async_connect_to(asio::io_context& io, const std::string& address,
                          const tcp::resolver::results_type& results) {
         if (attempt->finished) return;
         if (ec) return attempt->finish("cannot resolve " + address + ": " + ec.message());
-        asio::async_connect(attempt->socket, results,
-                            [attempt, address](const boost::system::error_code& e,
-                                               const tcp::endpoint&) {
-                              if (attempt->finished) return;
-                              if (e)
-                                return attempt->finish("cannot connect to " + address + ": " +
-                                                       e.message());
-                              attempt->finish("");
-                            });
+        asio::async_connect(
+            attempt->socket, results,
+            [attempt, address](const boost::system::error_code& e, const tcp::endpoint&) {
+              if (attempt->finished) return;
+              if (e) return attempt->finish("cannot connect to " + address + ": " + e.message());
+              attempt->finish("");
+            });
       });
 }
 

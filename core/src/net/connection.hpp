@@ -5,7 +5,6 @@
 // sends heartbeats and notices a silent peer. All methods run on the connection's
 // io_context thread.
 
-#include "asio.hpp"
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -14,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include "asio.hpp"
 
 #include "buffer_pool.hpp"
 #include "dpushard/protocol.hpp"
@@ -37,8 +37,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using CloseHandler = std::function<void(const std::string& reason)>;
 
   static std::shared_ptr<Connection> create(tcp::socket socket, const ConnectionOptions& options,
-                                            std::string label,
-                                            std::shared_ptr<BufferPool> pool);
+                                            std::string label, std::shared_ptr<BufferPool> pool);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -58,7 +57,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Queues a TENSOR frame whose values are written from `tensor` itself; returns the
   // frame's size in bytes.
   std::size_t send_tensor(std::uint64_t job, std::uint64_t frame, std::uint32_t slot,
-                   std::uint32_t index, std::shared_ptr<const QTensor> tensor);
+                          std::uint32_t index, std::shared_ptr<const QTensor> tensor);
   // Queues a ready-made head and a payload kept alive by `owner`.
   void send_raw(std::vector<std::uint8_t> head, std::shared_ptr<const void> owner,
                 asio::const_buffer payload);

@@ -50,8 +50,8 @@ std::string FragmentCache::read_verified(const Digest& sha) const {
   std::optional<std::string> read = read_file_bytes(path);
   if (!read) bad_fragment("fragment " + digest_hex(sha) + " is not in the cache");
   std::string bytes = std::move(*read);
-  const Digest actual = sha256_of(
-      std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+  const Digest actual =
+      sha256_of(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
   if (!digests_equal(actual, sha)) {
     std::error_code ignored;
     std::filesystem::remove(path, ignored);
@@ -86,9 +86,8 @@ bool FragmentCache::Upload::append(std::uint64_t offset, std::span<const std::in
   if (committed_) bad_fragment("fragment " + digest_hex(sha_) + " is already complete");
   if (offset != received_)
     throw ProtocolError(ErrorCode::kMalformed, "upload of " + digest_hex(sha_) +
-                                                   ": chunk at offset " +
-                                                   std::to_string(offset) + ", expected " +
-                                                   std::to_string(received_));
+                                                   ": chunk at offset " + std::to_string(offset) +
+                                                   ", expected " + std::to_string(received_));
   if (bytes.size() > total_ - received_)
     throw ProtocolError(ErrorCode::kMalformed,
                         "upload of " + digest_hex(sha_) + " overruns its announced size");

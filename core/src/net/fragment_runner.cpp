@@ -25,34 +25,32 @@ FragmentRunner::FragmentRunner(FragmentAssignment assignment, std::unique_ptr<Ba
       backend_(std::move(backend)),
       specs_(std::move(input_specs)) {
   if (assignment_.outputs.size() != output_count)
-    throw ProtocolError(ErrorCode::kBadFragment,
-                        "fragment '" + assignment_.name + "' has " +
-                            std::to_string(output_count) + " outputs but its routing lists " +
-                            std::to_string(assignment_.outputs.size()));
+    throw ProtocolError(ErrorCode::kBadFragment, "fragment '" + assignment_.name + "' has " +
+                                                     std::to_string(output_count) +
+                                                     " outputs but its routing lists " +
+                                                     std::to_string(assignment_.outputs.size()));
 }
 
 void FragmentRunner::accept(std::uint64_t frame, std::uint32_t index, QTensor&& tensor,
                             std::uint32_t capacity) {
   const std::string where = "fragment '" + name() + "' frame " + std::to_string(frame);
   if (index >= specs_.size())
-    throw ProtocolError(ErrorCode::kMalformed, where + ": input index " +
-                                                   std::to_string(index) + " of " +
-                                                   std::to_string(specs_.size()));
+    throw ProtocolError(ErrorCode::kMalformed, where + ": input index " + std::to_string(index) +
+                                                   " of " + std::to_string(specs_.size()));
   const QTensor& spec = specs_[index];
   if (tensor.shape != spec.shape || tensor.fix_point != spec.fix_point)
-    throw ProtocolError(ErrorCode::kMalformed,
-                        where + " input '" + spec.name + "': got " + shape_text(tensor.shape) +
-                            " fix_point " + std::to_string(tensor.fix_point) + ", expected " +
-                            shape_text(spec.shape) + " fix_point " +
-                            std::to_string(spec.fix_point));
+    throw ProtocolError(ErrorCode::kMalformed, where + " input '" + spec.name + "': got " +
+                                                   shape_text(tensor.shape) + " fix_point " +
+                                                   std::to_string(tensor.fix_point) +
+                                                   ", expected " + shape_text(spec.shape) +
+                                                   " fix_point " + std::to_string(spec.fix_point));
   auto it = waiting_.find(frame);
   if (it == waiting_.end()) {
     if (ready_.count(frame) != 0)
       throw ProtocolError(ErrorCode::kMalformed, where + ": inputs arrived after it was complete");
     if (waiting_.size() + ready_.size() + (running_ ? 1 : 0) >= capacity)
-      throw ProtocolError(ErrorCode::kQueueFull,
-                          where + ": the queue already holds " + std::to_string(capacity) +
-                              " frames");
+      throw ProtocolError(ErrorCode::kQueueFull, where + ": the queue already holds " +
+                                                     std::to_string(capacity) + " frames");
     it = waiting_.emplace(frame, Waiting{std::vector<std::optional<QTensor>>(specs_.size()), 0})
              .first;
   }
@@ -62,8 +60,7 @@ void FragmentRunner::accept(std::uint64_t frame, std::uint32_t index, QTensor&& 
   tensor.name = spec.name;
   waiting.inputs[index] = std::move(tensor);
   ++waiting.received;
-  max_queue_ = std::max(max_queue_,
-                        static_cast<std::uint32_t>(waiting_.size() + ready_.size()));
+  max_queue_ = std::max(max_queue_, static_cast<std::uint32_t>(waiting_.size() + ready_.size()));
   if (waiting.received < specs_.size()) return;
   std::vector<QTensor> inputs;
   inputs.reserve(specs_.size());

@@ -24,8 +24,7 @@ class FragmentRunner {
 
   // Stores input `index` of `frame`. Throws ProtocolError when the index, shape or
   // fix_point is wrong, the input arrived twice, or a new frame would exceed `capacity`.
-  void accept(std::uint64_t frame, std::uint32_t index, QTensor&& tensor,
-              std::uint32_t capacity);
+  void accept(std::uint64_t frame, std::uint32_t index, QTensor&& tensor, std::uint32_t capacity);
 
   bool can_start() const { return !running_ && !ready_.empty(); }
   // The lowest complete frame and its inputs; marks the fragment busy.

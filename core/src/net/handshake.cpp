@@ -15,8 +15,7 @@ namespace {
 
 }  // namespace
 
-void start_client_handshake(const std::shared_ptr<Connection>& connection,
-                            const ClientIdentity& me,
+void start_client_handshake(const std::shared_ptr<Connection>& connection, const ClientIdentity& me,
                             std::function<void(const std::string&, const std::string&)> done) {
   struct State {
     std::string token;
@@ -53,8 +52,7 @@ void start_client_handshake(const std::shared_ptr<Connection>& connection,
       conn->set_authenticated();
       state->finish("", ok->backend);
     } else if (const auto* error = std::get_if<ErrorMsg>(&message)) {
-      state->finish("refused: " + std::string(error_code_name(error->code)) + ": " +
-                        error->message,
+      state->finish("refused: " + std::string(error_code_name(error->code)) + ": " + error->message,
                     "");
       conn->close("refused by the worker");
     } else {
@@ -68,8 +66,7 @@ void start_client_handshake(const std::shared_ptr<Connection>& connection,
   connection->send(Hello{kProtocolVersion, me.role, me.name, state->client_nonce});
 }
 
-void start_server_handshake(const std::shared_ptr<Connection>& connection,
-                            const ServerIdentity& me,
+void start_server_handshake(const std::shared_ptr<Connection>& connection, const ServerIdentity& me,
                             std::function<void(const Hello&)> on_ready,
                             Connection::CloseHandler on_close) {
   struct State {

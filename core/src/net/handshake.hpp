@@ -24,11 +24,9 @@ struct ClientIdentity {
 // Starts `connection` and runs the client side. `done(error, backend)` runs once: error
 // empty on success (the connection is then authenticated and the caller installs its own
 // handlers), else the reason, including an ERROR the worker sent.
-void start_client_handshake(const std::shared_ptr<Connection>& connection,
-                            const ClientIdentity& me,
-                            std::function<void(const std::string& error,
-                                               const std::string& backend)>
-                                done);
+void start_client_handshake(
+    const std::shared_ptr<Connection>& connection, const ClientIdentity& me,
+    std::function<void(const std::string& error, const std::string& backend)> done);
 
 struct ServerIdentity {
   std::string name;
@@ -39,8 +37,7 @@ struct ServerIdentity {
 // Starts `connection` and runs the worker side. `on_ready(hello)` runs once the peer has
 // proved the token. A wrong token, a version mismatch or any other message makes the
 // connection send ERROR and close; `on_close` then gets the reason.
-void start_server_handshake(const std::shared_ptr<Connection>& connection,
-                            const ServerIdentity& me,
+void start_server_handshake(const std::shared_ptr<Connection>& connection, const ServerIdentity& me,
                             std::function<void(const Hello& hello)> on_ready,
                             Connection::CloseHandler on_close);
 

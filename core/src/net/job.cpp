@@ -33,8 +33,8 @@ void Job::start(std::function<void(ErrorCode, const std::string&)> done) {
     try {
       for (const FragmentAssignment& fragment : self->load_.fragments) {
         const std::string bytes = self->ctx_.cache.read_verified(fragment.sha);
-        const Graph graph =
-            parse_xmodel(bytes, "fragment '" + fragment.name + "' (" + digest_hex(fragment.sha) + ")");
+        const Graph graph = parse_xmodel(
+            bytes, "fragment '" + fragment.name + "' (" + digest_hex(fragment.sha) + ")");
         BackendOptions options = self->ctx_.options.backend_options;
         options.threads = per_fragment;
         auto backend = make_backend(self->ctx_.options.backend, options);
@@ -54,15 +54,15 @@ void Job::start(std::function<void(ErrorCode, const std::string&)> done) {
   });
 }
 
-void Job::on_fragments_loaded(std::vector<std::unique_ptr<FragmentRunner>> runners,
-                              ErrorCode code, const std::string& error) {
+void Job::on_fragments_loaded(std::vector<std::unique_ptr<FragmentRunner>> runners, ErrorCode code,
+                              const std::string& error) {
   if (closed_) return;
   if (!error.empty()) return finish_start(code, error);
   for (auto& runner : runners) {
     const std::uint32_t slot = runner->assignment().slot;
     if (!runners_.emplace(slot, std::move(runner)).second)
-      return finish_start(ErrorCode::kMalformed, "fragment slot " + std::to_string(slot) +
-                                                     " is assigned twice");
+      return finish_start(ErrorCode::kMalformed,
+                          "fragment slot " + std::to_string(slot) + " is assigned twice");
   }
   connect_peers();
 }
@@ -80,8 +80,8 @@ void Job::connect_peers() {
     const auto peer = std::find_if(load_.peers.begin(), load_.peers.end(),
                                    [&](const PeerAddress& p) { return p.name == node; });
     if (peer == load_.peers.end())
-      return finish_start(ErrorCode::kMalformed, "the routing names node '" + node +
-                                                     "' but LOAD gives no address for it");
+      return finish_start(ErrorCode::kMalformed,
+                          "the routing names node '" + node + "' but LOAD gives no address for it");
     auto self = shared_from_this();
     const std::string address = peer->address;
     async_connect_to(
@@ -90,11 +90,12 @@ void Job::connect_peers() {
           if (self->closed_) return;
           if (!error.empty())
             return self->finish_start(ErrorCode::kPeerLost, "node '" + node + "': " + error);
-          auto connection = Connection::create(std::move(socket), self->ctx_.connection,
-                                               "peer " + node + " (" + address + ")",
-                                               self->ctx_.buffers);
+          auto connection =
+              Connection::create(std::move(socket), self->ctx_.connection,
+                                 "peer " + node + " (" + address + ")", self->ctx_.buffers);
           start_client_handshake(
-              connection, ClientIdentity{self->load_.node, PeerRole::kWorker, self->ctx_.options.token},
+              connection,
+              ClientIdentity{self->load_.node, PeerRole::kWorker, self->ctx_.options.token},
               [self, node, address, connection](const std::string& failure, const std::string&) {
                 if (self->closed_) return connection->close("job closed");
                 if (!failure.empty())
@@ -144,9 +145,9 @@ void Job::on_tensor(TensorMsg&& message) {
   const std::uint64_t frame = message.frame;
   auto it = runners_.find(message.slot);
   if (it == runners_.end())
-    return report(frame, ErrorCode::kMalformed, load_.node,
-                  "node '" + load_.node + "' holds no fragment slot " +
-                      std::to_string(message.slot));
+    return report(
+        frame, ErrorCode::kMalformed, load_.node,
+        "node '" + load_.node + "' holds no fragment slot " + std::to_string(message.slot));
   FragmentRunner& runner = *it->second;
   try {
     runner.accept(frame, message.index, std::move(message.tensor), load_.inflight);
@@ -211,8 +212,8 @@ void Job::route(const FragmentRunner& runner, std::uint64_t frame, std::vector<Q
     if (destinations.size() == 1) {
       const Target& only = destinations[0].target_for(frame);
       if (only.slot != kOrchestratorSlot && only.node == load_.node) {
-        on_tensor(TensorMsg{load_.job, frame, only.slot, destinations[0].index,
-                            std::move(outputs[i])});
+        on_tensor(
+            TensorMsg{load_.job, frame, only.slot, destinations[0].index, std::move(outputs[i])});
         continue;
       }
     }
@@ -235,9 +236,9 @@ void Job::route(const FragmentRunner& runner, std::uint64_t frame, std::vector<Q
 
 void Job::report(std::uint64_t frame, ErrorCode code, const std::string& node,
                  const std::string& message) {
-  ctx_.log->warn("event=frame_error job={:016x} frame={} code={} node={} message=\"{}\"",
-                 load_.job, frame == kNoFrame ? -1 : static_cast<long long>(frame),
-                 error_code_name(code), node, message);
+  ctx_.log->warn("event=frame_error job={:016x} frame={} code={} node={} message=\"{}\"", load_.job,
+                 frame == kNoFrame ? -1 : static_cast<long long>(frame), error_code_name(code),
+                 node, message);
   orchestrator_->send(FrameError{load_.job, frame, code, node, message});
 }
 

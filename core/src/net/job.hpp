@@ -31,8 +31,8 @@ class Job : public std::enable_shared_from_this<Job> {
   void close();
 
  private:
-  void on_fragments_loaded(std::vector<std::unique_ptr<FragmentRunner>> runners,
-                           ErrorCode code, const std::string& error);
+  void on_fragments_loaded(std::vector<std::unique_ptr<FragmentRunner>> runners, ErrorCode code,
+                           const std::string& error);
   void connect_peers();
   void on_peer_ready(const std::string& node, const std::shared_ptr<Connection>& connection);
   void finish_start(ErrorCode code, const std::string& error);

@@ -29,8 +29,7 @@ bool has_payload(MessageType type) {
 
 bool is_handshake(MessageType type) {
   return type == MessageType::kHello || type == MessageType::kChallenge ||
-         type == MessageType::kAuth || type == MessageType::kAuthOk ||
-         type == MessageType::kError;
+         type == MessageType::kAuth || type == MessageType::kAuthOk || type == MessageType::kError;
 }
 
 // --- metadata writers ---
@@ -151,7 +150,8 @@ std::vector<std::uint8_t> make_head(MessageType type, std::uint64_t payload_byte
   w.u64(payload_bytes);
   fill(w);
   const auto meta = static_cast<std::uint32_t>(out.size() - kHeaderBytes);
-  for (int i = 0; i < 4; ++i) out[8 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(meta >> (8 * i));
+  for (int i = 0; i < 4; ++i)
+    out[8 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(meta >> (8 * i));
   return out;
 }
 
@@ -340,29 +340,46 @@ Stats get_stats(wire::Reader& r) {
 
 Message get_message(const FrameHeader& h, wire::Reader& r, const Limits& limits) {
   switch (h.type) {
-    case MessageType::kHello: return get_hello(r);
-    case MessageType::kChallenge: return get_challenge(r);
-    case MessageType::kAuth: return Auth{r.digest("auth.mac")};
+    case MessageType::kHello:
+      return get_hello(r);
+    case MessageType::kChallenge:
+      return get_challenge(r);
+    case MessageType::kAuth:
+      return Auth{r.digest("auth.mac")};
     case MessageType::kAuthOk: {
       AuthOk m;
       m.mac = r.digest("auth_ok.mac");
       m.backend = r.str("auth_ok.backend");
       return m;
     }
-    case MessageType::kError: return get_error(r);
-    case MessageType::kHeartbeat: return Heartbeat{r.u64("heartbeat.sequence")};
-    case MessageType::kHaveQuery: return get_have_query(r);
-    case MessageType::kHaveReply: return get_have_reply(r);
-    case MessageType::kUploadChunk: return get_upload(r, h.payload_bytes);
-    case MessageType::kUploadDone: return UploadDone{r.digest("upload_done.sha256")};
-    case MessageType::kLoad: return get_load(r);
-    case MessageType::kLoaded: return Loaded{r.u64("loaded.job")};
-    case MessageType::kUnload: return Unload{r.u64("unload.job")};
-    case MessageType::kShutdown: return Shutdown{};
-    case MessageType::kTensor: return get_tensor(r, h.payload_bytes, limits);
-    case MessageType::kFrameError: return get_frame_error(r);
-    case MessageType::kStatsRequest: return StatsRequest{r.u64("stats_request.job")};
-    case MessageType::kStats: return get_stats(r);
+    case MessageType::kError:
+      return get_error(r);
+    case MessageType::kHeartbeat:
+      return Heartbeat{r.u64("heartbeat.sequence")};
+    case MessageType::kHaveQuery:
+      return get_have_query(r);
+    case MessageType::kHaveReply:
+      return get_have_reply(r);
+    case MessageType::kUploadChunk:
+      return get_upload(r, h.payload_bytes);
+    case MessageType::kUploadDone:
+      return UploadDone{r.digest("upload_done.sha256")};
+    case MessageType::kLoad:
+      return get_load(r);
+    case MessageType::kLoaded:
+      return Loaded{r.u64("loaded.job")};
+    case MessageType::kUnload:
+      return Unload{r.u64("unload.job")};
+    case MessageType::kShutdown:
+      return Shutdown{};
+    case MessageType::kTensor:
+      return get_tensor(r, h.payload_bytes, limits);
+    case MessageType::kFrameError:
+      return get_frame_error(r);
+    case MessageType::kStatsRequest:
+      return StatsRequest{r.u64("stats_request.job")};
+    case MessageType::kStats:
+      return get_stats(r);
   }
   throw ProtocolError(ErrorCode::kUnknownType, "unknown message type");
 }
@@ -371,44 +388,76 @@ Message get_message(const FrameHeader& h, wire::Reader& r, const Limits& limits)
 
 std::string_view message_type_name(MessageType type) {
   switch (type) {
-    case MessageType::kHello: return "HELLO";
-    case MessageType::kChallenge: return "CHALLENGE";
-    case MessageType::kAuth: return "AUTH";
-    case MessageType::kAuthOk: return "AUTH_OK";
-    case MessageType::kError: return "ERROR";
-    case MessageType::kHeartbeat: return "HEARTBEAT";
-    case MessageType::kHaveQuery: return "HAVE_QUERY";
-    case MessageType::kHaveReply: return "HAVE_REPLY";
-    case MessageType::kUploadChunk: return "UPLOAD_CHUNK";
-    case MessageType::kUploadDone: return "UPLOAD_DONE";
-    case MessageType::kLoad: return "LOAD";
-    case MessageType::kLoaded: return "LOADED";
-    case MessageType::kUnload: return "UNLOAD";
-    case MessageType::kShutdown: return "SHUTDOWN";
-    case MessageType::kTensor: return "TENSOR";
-    case MessageType::kFrameError: return "FRAME_ERROR";
-    case MessageType::kStatsRequest: return "STATS_REQUEST";
-    case MessageType::kStats: return "STATS";
+    case MessageType::kHello:
+      return "HELLO";
+    case MessageType::kChallenge:
+      return "CHALLENGE";
+    case MessageType::kAuth:
+      return "AUTH";
+    case MessageType::kAuthOk:
+      return "AUTH_OK";
+    case MessageType::kError:
+      return "ERROR";
+    case MessageType::kHeartbeat:
+      return "HEARTBEAT";
+    case MessageType::kHaveQuery:
+      return "HAVE_QUERY";
+    case MessageType::kHaveReply:
+      return "HAVE_REPLY";
+    case MessageType::kUploadChunk:
+      return "UPLOAD_CHUNK";
+    case MessageType::kUploadDone:
+      return "UPLOAD_DONE";
+    case MessageType::kLoad:
+      return "LOAD";
+    case MessageType::kLoaded:
+      return "LOADED";
+    case MessageType::kUnload:
+      return "UNLOAD";
+    case MessageType::kShutdown:
+      return "SHUTDOWN";
+    case MessageType::kTensor:
+      return "TENSOR";
+    case MessageType::kFrameError:
+      return "FRAME_ERROR";
+    case MessageType::kStatsRequest:
+      return "STATS_REQUEST";
+    case MessageType::kStats:
+      return "STATS";
   }
   return "UNKNOWN";
 }
 
 std::string_view error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kMalformed: return "malformed";
-    case ErrorCode::kVersionMismatch: return "version_mismatch";
-    case ErrorCode::kAuthFailed: return "auth_failed";
-    case ErrorCode::kFrameTooLarge: return "frame_too_large";
-    case ErrorCode::kUnknownType: return "unknown_type";
-    case ErrorCode::kUnexpectedMessage: return "unexpected_message";
-    case ErrorCode::kBadFragment: return "bad_fragment";
-    case ErrorCode::kNoSuchJob: return "no_such_job";
-    case ErrorCode::kQueueFull: return "queue_full";
-    case ErrorCode::kComputeFailed: return "compute_failed";
-    case ErrorCode::kPeerLost: return "peer_lost";
-    case ErrorCode::kTimeout: return "timeout";
-    case ErrorCode::kShuttingDown: return "shutting_down";
-    case ErrorCode::kInternal: return "internal";
+    case ErrorCode::kMalformed:
+      return "malformed";
+    case ErrorCode::kVersionMismatch:
+      return "version_mismatch";
+    case ErrorCode::kAuthFailed:
+      return "auth_failed";
+    case ErrorCode::kFrameTooLarge:
+      return "frame_too_large";
+    case ErrorCode::kUnknownType:
+      return "unknown_type";
+    case ErrorCode::kUnexpectedMessage:
+      return "unexpected_message";
+    case ErrorCode::kBadFragment:
+      return "bad_fragment";
+    case ErrorCode::kNoSuchJob:
+      return "no_such_job";
+    case ErrorCode::kQueueFull:
+      return "queue_full";
+    case ErrorCode::kComputeFailed:
+      return "compute_failed";
+    case ErrorCode::kPeerLost:
+      return "peer_lost";
+    case ErrorCode::kTimeout:
+      return "timeout";
+    case ErrorCode::kShuttingDown:
+      return "shutting_down";
+    case ErrorCode::kInternal:
+      return "internal";
   }
   return "unknown";
 }
@@ -418,28 +467,27 @@ bool is_known_message_type(std::uint16_t type) {
 }
 
 MessageType type_of(const Message& message) {
-  return std::visit(
-      Overloaded{
-          [](const Hello&) { return MessageType::kHello; },
-          [](const Challenge&) { return MessageType::kChallenge; },
-          [](const Auth&) { return MessageType::kAuth; },
-          [](const AuthOk&) { return MessageType::kAuthOk; },
-          [](const ErrorMsg&) { return MessageType::kError; },
-          [](const Heartbeat&) { return MessageType::kHeartbeat; },
-          [](const HaveQuery&) { return MessageType::kHaveQuery; },
-          [](const HaveReply&) { return MessageType::kHaveReply; },
-          [](const UploadChunk&) { return MessageType::kUploadChunk; },
-          [](const UploadDone&) { return MessageType::kUploadDone; },
-          [](const Load&) { return MessageType::kLoad; },
-          [](const Loaded&) { return MessageType::kLoaded; },
-          [](const Unload&) { return MessageType::kUnload; },
-          [](const Shutdown&) { return MessageType::kShutdown; },
-          [](const TensorMsg&) { return MessageType::kTensor; },
-          [](const FrameError&) { return MessageType::kFrameError; },
-          [](const StatsRequest&) { return MessageType::kStatsRequest; },
-          [](const Stats&) { return MessageType::kStats; },
-      },
-      message);
+  return std::visit(Overloaded{
+                        [](const Hello&) { return MessageType::kHello; },
+                        [](const Challenge&) { return MessageType::kChallenge; },
+                        [](const Auth&) { return MessageType::kAuth; },
+                        [](const AuthOk&) { return MessageType::kAuthOk; },
+                        [](const ErrorMsg&) { return MessageType::kError; },
+                        [](const Heartbeat&) { return MessageType::kHeartbeat; },
+                        [](const HaveQuery&) { return MessageType::kHaveQuery; },
+                        [](const HaveReply&) { return MessageType::kHaveReply; },
+                        [](const UploadChunk&) { return MessageType::kUploadChunk; },
+                        [](const UploadDone&) { return MessageType::kUploadDone; },
+                        [](const Load&) { return MessageType::kLoad; },
+                        [](const Loaded&) { return MessageType::kLoaded; },
+                        [](const Unload&) { return MessageType::kUnload; },
+                        [](const Shutdown&) { return MessageType::kShutdown; },
+                        [](const TensorMsg&) { return MessageType::kTensor; },
+                        [](const FrameError&) { return MessageType::kFrameError; },
+                        [](const StatsRequest&) { return MessageType::kStatsRequest; },
+                        [](const Stats&) { return MessageType::kStats; },
+                    },
+                    message);
 }
 
 std::vector<std::uint8_t> encode_head(const Message& message) {
@@ -482,8 +530,8 @@ std::vector<std::uint8_t> encode_frame(const Message& message) {
 FrameHeader parse_header(std::span<const std::uint8_t> bytes, const Limits& limits,
                          bool authenticated) {
   if (bytes.size() < kHeaderBytes)
-    throw ProtocolError(ErrorCode::kMalformed, "frame header truncated at " +
-                                                   std::to_string(bytes.size()) + " bytes");
+    throw ProtocolError(ErrorCode::kMalformed,
+                        "frame header truncated at " + std::to_string(bytes.size()) + " bytes");
   wire::Reader r(bytes.first(kHeaderBytes));
   const std::uint32_t magic = r.u32("magic");
   if (magic != kMagic)
@@ -494,12 +542,11 @@ FrameHeader parse_header(std::span<const std::uint8_t> bytes, const Limits& limi
   h.meta_bytes = r.u32("meta_bytes");
   h.payload_bytes = r.u64("payload_bytes");
   if (!is_known_message_type(type))
-    throw ProtocolError(ErrorCode::kUnknownType,
-                        "unknown message type " + std::to_string(type));
+    throw ProtocolError(ErrorCode::kUnknownType, "unknown message type " + std::to_string(type));
   h.type = static_cast<MessageType>(type);
   if (flags != 0)
-    throw ProtocolError(ErrorCode::kMalformed, "reserved header flags are " +
-                                                   std::to_string(flags) + ", must be 0");
+    throw ProtocolError(ErrorCode::kMalformed,
+                        "reserved header flags are " + std::to_string(flags) + ", must be 0");
   if (!authenticated && !is_handshake(h.type))
     throw ProtocolError(ErrorCode::kUnexpectedMessage,
                         std::string(message_type_name(h.type)) + " before authentication");
@@ -510,8 +557,8 @@ FrameHeader parse_header(std::span<const std::uint8_t> bytes, const Limits& limi
                             std::to_string(h.meta_bytes) + " bytes exceeds the limit " +
                             std::to_string(max_meta));
   if (h.payload_bytes > 0 && !has_payload(h.type))
-    throw ProtocolError(ErrorCode::kMalformed, std::string(message_type_name(h.type)) +
-                                                   " carries no payload");
+    throw ProtocolError(ErrorCode::kMalformed,
+                        std::string(message_type_name(h.type)) + " carries no payload");
   if (h.payload_bytes > limits.max_payload_bytes)
     throw ProtocolError(ErrorCode::kFrameTooLarge,
                         std::string(message_type_name(h.type)) + " payload of " +

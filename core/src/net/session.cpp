@@ -100,8 +100,7 @@ void Session::on_upload(UploadChunk&& chunk) {
   if (!complete) return;
   uploads_.erase(it);
   ctx_.counters.fragments_stored.fetch_add(1, std::memory_order_relaxed);
-  ctx_.log->info("event=fragment_stored sha256={} from=\"{}\"", digest_hex(chunk.sha),
-                 peer_name_);
+  ctx_.log->info("event=fragment_stored sha256={} from=\"{}\"", digest_hex(chunk.sha), peer_name_);
   connection_->send(UploadDone{chunk.sha});
 }
 
@@ -144,8 +143,8 @@ void Session::on_tensor(TensorMsg&& message) {
   if (it == ctx_.jobs.end()) {
     // A peer's tensor may trail behind the end of its job; an orchestrator's may not.
     if (role_ == PeerRole::kOrchestrator)
-      connection_->send(FrameError{message.job, message.frame, ErrorCode::kNoSuchJob,
-                                   ctx_.name, "no job " + std::to_string(message.job)});
+      connection_->send(FrameError{message.job, message.frame, ErrorCode::kNoSuchJob, ctx_.name,
+                                   "no job " + std::to_string(message.job)});
     ctx_.buffers->give(std::move(message.tensor.data));
     return;
   }
@@ -155,8 +154,8 @@ void Session::on_tensor(TensorMsg&& message) {
 void Session::on_stats(std::uint64_t id) {
   auto it = ctx_.jobs.find(id);
   if (it == ctx_.jobs.end())
-    return connection_->send(FrameError{id, kNoFrame, ErrorCode::kNoSuchJob, ctx_.name,
-                                        "no job " + std::to_string(id)});
+    return connection_->send(
+        FrameError{id, kNoFrame, ErrorCode::kNoSuchJob, ctx_.name, "no job " + std::to_string(id)});
   connection_->send(it->second->stats());
 }
 

@@ -11,8 +11,8 @@ void Writer::str(std::string_view value) {
 
 void Reader::need(const char* field, std::size_t bytes) const {
   if (bytes > remaining())
-    throw ProtocolError(ErrorCode::kMalformed, std::string("truncated metadata at field '") +
-                                                   field + "'");
+    throw ProtocolError(ErrorCode::kMalformed,
+                        std::string("truncated metadata at field '") + field + "'");
 }
 
 std::uint64_t Reader::le(const char* field, int bytes) {
@@ -35,10 +35,9 @@ Digest Reader::digest(const char* field) {
 std::string Reader::str(const char* field, std::size_t max_bytes) {
   const std::uint32_t length = u32(field);
   if (length > max_bytes)
-    throw ProtocolError(ErrorCode::kMalformed, std::string("field '") + field + "' is " +
-                                                   std::to_string(length) +
-                                                   " bytes, more than the limit " +
-                                                   std::to_string(max_bytes));
+    throw ProtocolError(ErrorCode::kMalformed,
+                        std::string("field '") + field + "' is " + std::to_string(length) +
+                            " bytes, more than the limit " + std::to_string(max_bytes));
   need(field, length);
   std::string value(reinterpret_cast<const char*>(bytes_.data() + offset_), length);
   offset_ += length;
@@ -56,9 +55,9 @@ std::uint32_t Reader::count(const char* field, std::size_t min_element_bytes) {
 
 void Reader::expect_end(const char* message_name) const {
   if (remaining() != 0)
-    throw ProtocolError(ErrorCode::kMalformed, std::to_string(remaining()) +
-                                                   " trailing metadata bytes after " +
-                                                   message_name);
+    throw ProtocolError(
+        ErrorCode::kMalformed,
+        std::to_string(remaining()) + " trailing metadata bytes after " + message_name);
 }
 
 }  // namespace dpushard::net::wire

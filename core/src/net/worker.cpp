@@ -54,9 +54,18 @@ class Worker::Impl {
     log_ = make_logger(options_.name);
     ConnectionOptions connection{options_.limits, options_.heartbeat_interval,
                                  options_.peer_timeout, options_.handshake_timeout};
-    ctx_ = std::make_unique<WorkerContext>(WorkerContext{
-        io_, *pool_, options_, connection, cache_, buffers_, log_, counters_, options_.name,
-        {}, [this](const std::string& reason) { begin_stop(reason); }});
+    ctx_ = std::make_unique<WorkerContext>(
+        WorkerContext{io_,
+                      *pool_,
+                      options_,
+                      connection,
+                      cache_,
+                      buffers_,
+                      log_,
+                      counters_,
+                      options_.name,
+                      {},
+                      [this](const std::string& reason) { begin_stop(reason); }});
     if (options_.token.empty())
       log_->warn("event=no_token message=\"any client that can connect may use this worker\"");
   }
@@ -92,8 +101,8 @@ class Worker::Impl {
 
   WorkerCounters counters() const {
     return WorkerCounters{counters_.sessions_accepted.load(), counters_.sessions_dropped.load(),
-                          counters_.upload_bytes_received.load(),
-                          counters_.fragments_stored.load(), counters_.frames_computed.load()};
+                          counters_.upload_bytes_received.load(), counters_.fragments_stored.load(),
+                          counters_.frames_computed.load()};
   }
 
  private:
