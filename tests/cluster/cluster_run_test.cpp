@@ -9,6 +9,9 @@
 #include <tuple>
 
 #include "dpushard/cluster.hpp"
+#ifdef DPUSHARD_HAVE_CPU_BACKEND
+#include "dpushard/cpu_backend.hpp"
+#endif
 #include "dpushard/split.hpp"
 #include "dpushard/zoo.hpp"
 #include "net/connection.hpp"
@@ -47,6 +50,9 @@ std::vector<std::string> reference_hashes(const Graph& model, std::uint64_t seed
 class ClusterRunTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
+#ifdef DPUSHARD_HAVE_CPU_BACKEND
+    register_cpu_backend();  // the cpu-worker test needs it by name
+#endif
     root_ = new std::filesystem::path(fresh_dir("cluster"));
     workers_ = new std::vector<std::unique_ptr<WorkerThread>>();
     for (int i = 0; i < 3; ++i)
