@@ -1,9 +1,12 @@
 // Every backend that computes numerics (ref, cpu, sim with sim_numerics) against `ref` on
-// the same cases: single ops over full-range random int8 data, small zoo models and the
-// real ResNet-20 fixture. Outputs must be byte-identical.
+// the same cases: single ops over full-range random int8 data, small zoo models, the real
+// ResNet-20 fixture and a torchvision ResNet-18 imported from ONNX. Outputs must be
+// byte-identical. A second test drives the cpu backend's sums past float precision.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -14,6 +17,9 @@
 #include "dpushard/backend.hpp"
 #include "dpushard/builder.hpp"
 #include "dpushard/cpu_backend.hpp"
+#include "dpushard/error.hpp"
+#include "dpushard/onnx_import.hpp"
+#include "dpushard/quantize.hpp"
 #include "dpushard/sim_backend.hpp"
 #include "dpushard/xmodel.hpp"
 #include "dpushard/zoo.hpp"
@@ -140,6 +146,27 @@ ZooSpec small_zoo(std::int64_t params) {
   return s;
 }
 
+// torchvision's ResNet-18 (random weights, 32x32) exported by tests/onnx/make_models.py
+// with Debian's Python, imported and quantized with random calibration; made once.
+Graph imported_resnet18() {
+  static const Graph graph = [] {
+    const std::filesystem::path dir = std::filesystem::path(DPUSHARD_BACKENDS_WORK) / "resnet18";
+    std::filesystem::create_directories(dir);
+    // The export is deterministic (seed 0): a model left by an earlier run is reused.
+    if (!std::filesystem::exists(dir / "model.onnx")) {
+      const std::string command = "/usr/bin/python3 '" + std::string(DPUSHARD_SOURCE_DIR) +
+                                  "/tests/onnx/make_models.py' torchvision resnet18 '" +
+                                  dir.string() + "' --size 32 >'" + (dir / "python.log").string() +
+                                  "' 2>&1";
+      if (std::system(command.c_str()) != 0)
+        throw Error("make_models.py failed, see " + (dir / "python.log").string());
+    }
+    const Graph float_graph = import_onnx(dir / "model.onnx").graph;
+    return quantize(float_graph, random_calibration(float_graph, 2, 3));
+  }();
+  return graph;
+}
+
 const std::map<std::string, Case>& cases() {
   using N = Nonlinear;
   static const std::map<std::string, Case> all = {
@@ -183,6 +210,7 @@ const std::map<std::string, Case>& cases() {
          return read_xmodel(std::filesystem::path(DPUSHARD_FIXTURE_DIR) /
                             "resnet20_cifar10_int_quantized.xmodel");
        }},
+      {"imported_resnet18_32", imported_resnet18},
   };
   return all;
 }
@@ -236,12 +264,57 @@ TEST_P(BackendMatchesRef, ByteIdenticalOutputs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, BackendMatchesRef,
-                         ::testing::Combine(::testing::Values("ref", "cpu", "sim"),
+                         ::testing::Combine(::testing::Values("cpu", "sim"),
                                             ::testing::ValuesIn(case_names())),
                          [](const ::testing::TestParamInfo<Param>& param_info) {
                            return std::get<0>(param_info.param) + "_" +
                                   std::get<1>(param_info.param);
                          });
+
+// Sums past 2^24, where oneDNN's s32 result passes through f32: a 1x1 conv (or matmul) over
+// 2049 channels, 2048 of them -128 x -128 (2^25 in all) and one x * -1, with a bias of
+// -2^25 leaving exactly -x, so every rounded sum shows in the int8 output.
+Graph past_float_precision(bool conv) {
+  constexpr std::int64_t k = 2049, channels = 8;
+  GraphBuilder b("exact");
+  const Value x = conv ? b.input("x", {1, 4, 4, k}, 0) : b.input("x", {16, k}, 0);
+  std::vector<std::int8_t> w(k * channels, -128);
+  for (std::int64_t c = 0; c < channels; ++c)
+    w[static_cast<std::size_t>(conv ? c * k + k - 1 : (k - 1) * channels + c)] = -1;
+  const Value weights = b.constant(
+      "w",
+      conv ? std::vector<std::int64_t>{channels, 1, 1, k} : std::vector<std::int64_t>{k, channels},
+      w, 0);
+  const Value bias = b.constant("b", {channels}, std::vector<std::int8_t>(channels, -128), -18);
+  if (conv)
+    b.conv2d("conv", x, weights, bias,
+             spec({1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, Nonlinear::None), -1);
+  else
+    b.matmul("mm", x, weights, bias, false, -1);
+  return b.finish();
+}
+
+TEST(CpuBackend, SumsPastFloatPrecisionStayExact) {
+  for (bool conv : {true, false}) {
+    const Graph graph = past_float_precision(conv);
+    const QTensor input_spec = input_specs(graph).at(0);
+    QTensor input = random_qtensor(input_spec.name, input_spec.shape, 0, 5);
+    const QTensor random = input;
+    for (std::size_t i = 0; i < input.data.size(); ++i)
+      input.data[i] = i % 2049 == 2048 ? random.data[i] : std::int8_t{-128};
+    auto ref = backend_named("ref");
+    auto cpu = backend_named("cpu");
+    ref->load(graph);
+    cpu->load(graph);
+    const auto expected = ref->run({input}).at(0);
+    const auto actual = cpu->run({input}).at(0);
+    // The sums span [2^25 - 127, 2^25 + 128]: outputs cover a wide range, not a constant.
+    const auto [lo, hi] = std::minmax_element(expected.data.begin(), expected.data.end());
+    EXPECT_LT(*lo, -30);
+    EXPECT_GT(*hi, 30);
+    EXPECT_EQ(actual.data, expected.data) << (conv ? "conv" : "matmul");
+  }
+}
 
 }  // namespace
 }  // namespace dpushard

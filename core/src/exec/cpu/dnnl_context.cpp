@@ -1,6 +1,9 @@
 #include "dnnl_context.hpp"
 
 #include <algorithm>
+#include <utility>
+
+#include "exact_sums.hpp"
 
 namespace dpushard::cpu {
 
@@ -14,15 +17,6 @@ dnnl::stream& cpu_stream() {
   return stream;
 }
 
-bool exact_int8_sums(std::int64_t k) {
-  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
-  const bool vnni = isa == dnnl::cpu_isa::avx2_vnni || isa == dnnl::cpu_isa::avx512_core_vnni ||
-                    isa == dnnl::cpu_isa::avx512_core_bf16 ||
-                    isa == dnnl::cpu_isa::avx512_core_amx || isa == dnnl::cpu_isa::all;
-  // |sum| <= k * 128 * 128 must stay below 2^31.
-  return vnni && k > 0 && k <= (std::int64_t{1} << 17) - 1;
-}
-
 bool is_constant(const ref::Lowering& lowering, const Op& op, std::string_view arg,
                  std::size_t index) {
   const auto& producers = op.producers(arg);
@@ -34,26 +28,6 @@ bool is_constant(const ref::Lowering& lowering, const Op& op, std::string_view a
   return sources.size() == 1 && graph.op(sources.front()).type == "const";
 }
 
-Requantizer::Requantizer(const ref::Chain& chain, int acc_exp, int acc_align, int bias_align,
-                         std::optional<ref::SlotId> bias)
-    : epilogue_(chain, acc_exp), acc_align_(acc_align), bias_align_(bias_align), bias_(bias) {}
-
-void Requantizer::run(const ref::Slots& slots, const std::int32_t* acc, std::int64_t rows,
-                      std::int64_t channels, std::int8_t* out) const {
-  const std::int8_t* bias = bias_ ? slots[*bias_].data.data() : nullptr;
-  const std::int64_t scale = std::int64_t{1} << acc_align_;
-  const std::int64_t bias_scale = std::int64_t{1} << bias_align_;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int32_t* acc_row = acc + r * channels;
-    std::int8_t* out_row = out + r * channels;
-    for (std::int64_t c = 0; c < channels; ++c) {
-      std::int64_t value = std::int64_t{acc_row[c]} * scale;
-      if (bias != nullptr) value += std::int64_t{bias[c]} * bias_scale;
-      out_row[c] = epilogue_(value);
-    }
-  }
-}
-
 Alignment align(const ref::Lowering& lowering, int product_fp, std::optional<ref::SlotId> bias) {
   Alignment a;
   a.acc_exp = product_fp;
@@ -61,6 +35,64 @@ Alignment align(const ref::Lowering& lowering, int product_fp, std::optional<ref
   a.acc_align = a.acc_exp - product_fp;
   a.bias_align = bias ? a.acc_exp - lowering.slot(*bias).fix_point : 0;
   return a;
+}
+
+dnnl::memory reorder_weights(const dnnl::memory::desc& plain, const dnnl::memory::desc& layout,
+                             const std::vector<std::int8_t>& values) {
+  dnnl::memory out(layout, cpu_engine());
+  dnnl::memory in(plain, cpu_engine(), const_cast<std::int8_t*>(values.data()));
+  dnnl::reorder(in, out).execute(cpu_stream(), in, out);
+  cpu_stream().wait();
+  return out;
+}
+
+std::optional<std::vector<dnnl::memory>> exact_weights(
+    const dnnl::memory::desc& plain, const dnnl::memory::desc& layout,
+    const std::vector<std::int8_t>& values, std::int64_t channels,
+    const std::function<std::int64_t(std::size_t)>& channel_of) {
+  if (weight_sums_exact(values, channels, channel_of))
+    return std::vector<dnnl::memory>{reorder_weights(plain, layout, values)};
+  const Digits digits = split_digits(values);
+  if (!weight_sums_exact(digits.lo, channels, channel_of) ||
+      !weight_sums_exact(digits.hi, channels, channel_of))
+    return std::nullopt;
+  return std::vector<dnnl::memory>{reorder_weights(plain, layout, digits.lo),
+                                   reorder_weights(plain, layout, digits.hi)};
+}
+
+DnnlKernel::DnnlKernel(dnnl::primitive primitive, const dnnl::memory::desc& src_md,
+                       const dnnl::memory::desc& weights_md, const dnnl::memory::desc& dst_md,
+                       const dnnl::memory::desc& scratch_md, std::vector<dnnl::memory> weights,
+                       ref::SlotId src_slot, std::optional<ref::SlotId> weight_slot,
+                       ref::SlotId out_slot, std::int64_t rows, std::int64_t channels,
+                       Requantizer requantizer)
+    : primitive_(std::move(primitive)),
+      src_(src_md, cpu_engine(), DNNL_MEMORY_NONE),
+      scratch_(scratch_md, cpu_engine()),
+      weights_(std::move(weights)),
+      src_slot_(src_slot),
+      weight_slot_(weight_slot),
+      out_slot_(out_slot),
+      rows_(rows),
+      requantizer_(std::move(requantizer)) {
+  if (weights_.empty()) weights_.push_back(dnnl::memory(weights_md, cpu_engine(), DNNL_MEMORY_NONE));
+  for (std::size_t i = 0; i < weights_.size(); ++i) {
+    sums_.emplace_back(static_cast<std::size_t>(rows * channels));
+    dst_.emplace_back(dst_md, cpu_engine(), sums_.back().data());
+  }
+}
+
+void DnnlKernel::run(ref::Slots& slots) {
+  src_.set_data_handle(slots[src_slot_].data.data());
+  if (weight_slot_) weights_[0].set_data_handle(slots[*weight_slot_].data.data());
+  for (std::size_t i = 0; i < weights_.size(); ++i)
+    primitive_.execute(cpu_stream(), {{DNNL_ARG_SRC, src_},
+                                      {DNNL_ARG_WEIGHTS, weights_[i]},
+                                      {DNNL_ARG_DST, dst_[i]},
+                                      {DNNL_ARG_SCRATCHPAD, scratch_}});
+  cpu_stream().wait();
+  requantizer_.run(sums_[0].data(), sums_.size() > 1 ? sums_[1].data() : nullptr, rows_,
+                   slots[out_slot_].data.data());
 }
 
 }  // namespace dpushard::cpu

@@ -1,47 +1,68 @@
 #pragma once
-// What every oneDNN kernel shares: the CPU engine and stream, the exactness checks, and the
-// requantisation of an int32 accumulator tile.
+// What every oneDNN kernel shares: the CPU engine and stream, the constant-weights check,
+// the accumulator alignment of a chain, and the kernel that runs a primitive per weight
+// digit and requantizes its s32 sums.
 
 #include <cstdint>
+#include <functional>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <vector>
 
-#include "../ref/epilogue.hpp"
 #include "../ref/plan.hpp"
+#include "requantizer.hpp"
 
 namespace dpushard::cpu {
 
 dnnl::engine& cpu_engine();
 dnnl::stream& cpu_stream();
 
-// oneDNN's int8 sums are exact only with VNNI (without it, s8 weights are halved to avoid
-// int16 saturation) and while K products of int8 cannot overflow int32.
-bool exact_int8_sums(std::int64_t k);
-
-// True when the value behind `arg` 0 of `op` is a quantized constant (const -> fix).
+// True when the value behind producer `index` of `arg` of `op` is a quantized constant
+// (const -> fix).
 bool is_constant(const ref::Lowering& lowering, const Op& op, std::string_view arg,
                  std::size_t index);
-
-// rows x channels accumulators -> int8: acc << acc_align + bias[c] << bias_align, then the
-// chain's epilogue, exactly as the ref kernels do.
-class Requantizer {
- public:
-  Requantizer(const ref::Chain& chain, int acc_exp, int acc_align, int bias_align,
-              std::optional<ref::SlotId> bias);
-  void run(const ref::Slots& slots, const std::int32_t* acc, std::int64_t rows,
-           std::int64_t channels, std::int8_t* out) const;
-
- private:
-  ref::Epilogue epilogue_;
-  int acc_align_, bias_align_;
-  std::optional<ref::SlotId> bias_;
-};
 
 // acc_exp and the alignments of a conv/matmul chain: product fix_point vs bias fix_point.
 struct Alignment {
   int acc_exp = 0, acc_align = 0, bias_align = 0;
 };
 Alignment align(const ref::Lowering& lowering, int product_fp, std::optional<ref::SlotId> bias);
+
+// Reorders plain int8 weights (`plain` describes `values`) into `layout` once, at load.
+dnnl::memory reorder_weights(const dnnl::memory::desc& plain, const dnnl::memory::desc& layout,
+                             const std::vector<std::int8_t>& values);
+
+// The constant weights in `layout`, as one memory when their sums are exact in oneDNN
+// (exact_sums.hpp), as {lo, hi} digits when only the digits' are, or nullopt.
+std::optional<std::vector<dnnl::memory>> exact_weights(
+    const dnnl::memory::desc& plain, const dnnl::memory::desc& layout,
+    const std::vector<std::int8_t>& values, std::int64_t channels,
+    const std::function<std::int64_t(std::size_t)>& channel_of);
+
+// A conv or matmul primitive with s8 src and weights and an s32 dst, run once per weight
+// digit (one, or lo and hi of split weights), then the requantizer. All memory is
+// allocated here; run() only sets the activations' data handles.
+class DnnlKernel final : public ref::Kernel {
+ public:
+  // `weights`: reordered constant digits, or empty when the weights are slot `weight_slot`.
+  DnnlKernel(dnnl::primitive primitive, const dnnl::memory::desc& src_md,
+             const dnnl::memory::desc& weights_md, const dnnl::memory::desc& dst_md,
+             const dnnl::memory::desc& scratch_md, std::vector<dnnl::memory> weights,
+             ref::SlotId src_slot, std::optional<ref::SlotId> weight_slot, ref::SlotId out_slot,
+             std::int64_t rows, std::int64_t channels, Requantizer requantizer);
+  void run(ref::Slots& slots) override;
+
+ private:
+  dnnl::primitive primitive_;
+  dnnl::memory src_, scratch_;
+  std::vector<dnnl::memory> weights_;
+  std::vector<std::vector<std::int32_t>> sums_;  // one buffer per digit
+  std::vector<dnnl::memory> dst_;
+  ref::SlotId src_slot_;
+  std::optional<ref::SlotId> weight_slot_;
+  ref::SlotId out_slot_;
+  std::int64_t rows_;
+  Requantizer requantizer_;
+};
 
 }  // namespace dpushard::cpu

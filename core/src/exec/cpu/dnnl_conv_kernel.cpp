@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "../ref/kernels.hpp"
 #include "dnnl_context.hpp"
 #include "dnnl_kernels.hpp"
 #include "dpushard/attr.hpp"
+#include "exact_sums.hpp"
 
 namespace dpushard::cpu {
 
@@ -17,43 +19,6 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 using Type = memory::data_type;
-
-class DnnlConvKernel final : public ref::Kernel {
- public:
-  DnnlConvKernel(const dnnl::convolution_forward::primitive_desc& pd, const memory& weights,
-                 ref::SlotId x, ref::SlotId y, std::int64_t pixels, std::int64_t channels,
-                 Requantizer requantizer)
-      : conv_(pd),
-        src_(pd.src_desc(), cpu_engine(), DNNL_MEMORY_NONE),
-        weights_(weights),
-        acc_(static_cast<std::size_t>(pixels * channels)),
-        dst_(pd.dst_desc(), cpu_engine(), acc_.data()),
-        scratch_(pd.scratchpad_desc(), cpu_engine()),
-        x_(x),
-        y_(y),
-        pixels_(pixels),
-        channels_(channels),
-        requantizer_(requantizer) {}
-
-  void run(ref::Slots& slots) override {
-    src_.set_data_handle(slots[x_].data.data());
-    conv_.execute(cpu_stream(), {{DNNL_ARG_SRC, src_},
-                                 {DNNL_ARG_WEIGHTS, weights_},
-                                 {DNNL_ARG_DST, dst_},
-                                 {DNNL_ARG_SCRATCHPAD, scratch_}});
-    cpu_stream().wait();
-    requantizer_.run(slots, acc_.data(), pixels_, channels_, slots[y_].data.data());
-  }
-
- private:
-  dnnl::convolution_forward conv_;
-  memory src_, weights_;
-  std::vector<std::int32_t> acc_;
-  memory dst_, scratch_;
-  ref::SlotId x_, y_;
-  std::int64_t pixels_, channels_;
-  Requantizer requantizer_;
-};
 
 // XIR {width, height} pairs, already validated by the ref factory.
 std::pair<std::int64_t, std::int64_t> width_height(const Op& op, std::string_view key) {
@@ -117,15 +82,22 @@ std::unique_ptr<ref::Kernel> make_dnnl_conv(const ref::Chain& chain,
   } catch (const dnnl::error&) {
     return nullptr;  // a geometry oneDNN does not implement: the ref kernel runs it
   }
-  memory weights(pd.weights_desc(), cpu_engine());
-  memory plain(w_plain, cpu_engine(), const_cast<std::int8_t*>(wt.data.data()));
-  dnnl::reorder(plain, weights).execute(cpu_stream(), plain, weights);
-  cpu_stream().wait();
+  // Output channel of each plain weight: OHWI rows, or the last axis for depthwise.
+  const auto per_channel = static_cast<std::size_t>(kh * kw * ic_g);
+  const auto channel_of = [=](std::size_t i) -> std::int64_t {
+    return depthwise ? static_cast<std::int64_t>(i % static_cast<std::size_t>(in_c))
+                     : static_cast<std::int64_t>(i / per_channel);
+  };
+  auto weights = exact_weights(w_plain, pd.weights_desc(), wt.data, out_c, channel_of);
+  if (!weights) return nullptr;  // sums beyond float precision even split: ref runs it
 
   const Alignment a = align(lowering, xt.fix_point + wt.fix_point, b);
-  return std::make_unique<DnnlConvKernel>(
-      pd, weights, x, chain.out, batch * yt.shape[1] * yt.shape[2], out_c,
-      Requantizer(chain, a.acc_exp, a.acc_align, a.bias_align, b));
+  const std::int64_t pixels = batch * yt.shape[1] * yt.shape[2];
+  return std::make_unique<DnnlKernel>(
+      dnnl::convolution_forward(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
+      pd.scratchpad_desc(), std::move(*weights), x, std::nullopt, chain.out, pixels, out_c,
+      Requantizer(chain, a.acc_exp, a.acc_align, a.bias_align, b ? &lowering.slot(*b) : nullptr,
+                  out_c));
 }
 
 }  // namespace dpushard::cpu

@@ -9,11 +9,12 @@
 
 namespace dpushard::cpu {
 
-// conv2d / depthwise-conv2d; null when the chain is better left to the ref kernel (weights
-// that are not constants, sums that could overflow int32, a CPU without VNNI).
+// conv2d / depthwise-conv2d; null when the chain is left to the ref kernel (weights that
+// are not constants, sums that oneDNN cannot return exactly, a CPU without VNNI, a geometry
+// oneDNN does not implement).
 std::unique_ptr<ref::Kernel> make_dnnl_conv(const ref::Chain& chain, const ref::Lowering& lowering);
 // matmul / inner-product; null under the same conditions (activation x activation matmuls
-// run on oneDNN too, without a weight reorder).
+// run on oneDNN too while K <= 1024, without a weight reorder).
 std::unique_ptr<ref::Kernel> make_dnnl_matmul(const ref::Chain& chain,
                                               const ref::Lowering& lowering);
 

@@ -3,11 +3,14 @@
 // reordered once at load; activation x activation products read both slots as they are.
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../ref/kernels.hpp"
 #include "dnnl_context.hpp"
 #include "dnnl_kernels.hpp"
 #include "dpushard/attr.hpp"
+#include "exact_sums.hpp"
 
 namespace dpushard::cpu {
 
@@ -15,48 +18,6 @@ namespace {
 
 using dnnl::memory;
 using Type = memory::data_type;
-
-class DnnlMatmulKernel final : public ref::Kernel {
- public:
-  // `weights` holds the reordered constant b, or is empty when b is read from slot `b`.
-  DnnlMatmulKernel(const dnnl::matmul::primitive_desc& pd, std::optional<memory> weights,
-                   ref::SlotId a, ref::SlotId b, ref::SlotId y, std::int64_t rows,
-                   std::int64_t channels, Requantizer requantizer)
-      : matmul_(pd),
-        src_(pd.src_desc(), cpu_engine(), DNNL_MEMORY_NONE),
-        weights_(weights ? *weights : memory(pd.weights_desc(), cpu_engine(), DNNL_MEMORY_NONE)),
-        constant_weights_(weights.has_value()),
-        acc_(static_cast<std::size_t>(rows * channels)),
-        dst_(pd.dst_desc(), cpu_engine(), acc_.data()),
-        scratch_(pd.scratchpad_desc(), cpu_engine()),
-        a_(a),
-        b_(b),
-        y_(y),
-        rows_(rows),
-        channels_(channels),
-        requantizer_(requantizer) {}
-
-  void run(ref::Slots& slots) override {
-    src_.set_data_handle(slots[a_].data.data());
-    if (!constant_weights_) weights_.set_data_handle(slots[b_].data.data());
-    matmul_.execute(cpu_stream(), {{DNNL_ARG_SRC, src_},
-                                   {DNNL_ARG_WEIGHTS, weights_},
-                                   {DNNL_ARG_DST, dst_},
-                                   {DNNL_ARG_SCRATCHPAD, scratch_}});
-    cpu_stream().wait();
-    requantizer_.run(slots, acc_.data(), rows_, channels_, slots[y_].data.data());
-  }
-
- private:
-  dnnl::matmul matmul_;
-  memory src_, weights_;
-  bool constant_weights_;
-  std::vector<std::int32_t> acc_;
-  memory dst_, scratch_;
-  ref::SlotId a_, b_, y_;
-  std::int64_t rows_, channels_;
-  Requantizer requantizer_;
-};
 
 struct Geometry {
   std::int64_t batch = 1, m = 0, k = 0, n = 0;
@@ -106,6 +67,7 @@ std::unique_ptr<ref::Kernel> make_dnnl_matmul(const ref::Chain& chain,
   const QTensor& bt = lowering.slot(b);
   const Geometry g = geometry_of(op, at, bt);
   if (!exact_int8_sums(g.k)) return nullptr;
+  if (!constant_b && !activation_sums_exact(g.k)) return nullptr;  // no bound: ref runs it
 
   const std::int64_t b_batch = g.b_batched ? g.batch : 1;
   const memory::desc src_md(
@@ -126,17 +88,26 @@ std::unique_ptr<ref::Kernel> make_dnnl_matmul(const ref::Chain& chain,
   } catch (const dnnl::error&) {
     return nullptr;  // a layout oneDNN does not implement: the ref kernel runs it
   }
-  std::optional<memory> weights;
+  std::vector<memory> weights;
   if (constant_b) {
-    weights.emplace(pd.weights_desc(), cpu_engine());
-    memory plain(w_plain, cpu_engine(), const_cast<std::int8_t*>(bt.data.data()));
-    dnnl::reorder(plain, *weights).execute(cpu_stream(), plain, *weights);
-    cpu_stream().wait();
+    // Output column (per batch of b) of each plain weight.
+    const auto k = static_cast<std::size_t>(g.k), n = static_cast<std::size_t>(g.n);
+    const bool transposed = g.transpose_b;
+    const auto channel_of = [=](std::size_t i) -> std::int64_t {
+      const std::size_t batch = i / (k * n), within = i % (k * n);
+      return static_cast<std::int64_t>(batch * n + (transposed ? within / k : within % n));
+    };
+    auto exact = exact_weights(w_plain, pd.weights_desc(), bt.data, b_batch * g.n, channel_of);
+    if (!exact) return nullptr;  // sums beyond float precision even split: ref runs it
+    weights = std::move(*exact);
   }
   const Alignment al = align(lowering, at.fix_point + bt.fix_point, bias);
-  return std::make_unique<DnnlMatmulKernel>(
-      pd, weights, a, b, chain.out, g.batch * g.m, g.n,
-      Requantizer(chain, al.acc_exp, al.acc_align, al.bias_align, bias));
+  return std::make_unique<DnnlKernel>(dnnl::matmul(pd), pd.src_desc(), pd.weights_desc(),
+                                      pd.dst_desc(), pd.scratchpad_desc(), std::move(weights), a,
+                                      constant_b ? std::nullopt : std::optional<ref::SlotId>(b),
+                                      chain.out, g.batch * g.m, g.n,
+                                      Requantizer(chain, al.acc_exp, al.acc_align, al.bias_align,
+                                                  bias ? &lowering.slot(*bias) : nullptr, g.n));
 }
 
 }  // namespace dpushard::cpu

@@ -27,9 +27,14 @@ class Epilogue {
   // round mode (used where the value is not an integer accumulator).
   std::int8_t from_value(double value) const;
 
- private:
+  // What the integer path does, for backends that vectorise it (cpu): the nonlinear, the
+  // shift to fp_out (cut), and relu6's bound in accumulator scale.
   enum class Kind { None, Relu, Relu6, Leaky26, Float };
+  Kind kind() const { return kind_; }
+  int cut() const { return cut_; }
+  std::int64_t relu6_max() const { return relu6_max_; }
 
+ private:
   Kind kind_ = Kind::None;
   Activation activation_ = Activation::Relu;
   double alpha_ = 0.0;

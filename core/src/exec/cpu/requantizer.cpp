@@ -1,0 +1,128 @@
+#include "requantizer.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+
+#include "../ref/epilogue.hpp"
+
+namespace dpushard::cpu {
+
+namespace {
+
+using Kind = ref::Epilogue::Kind;
+
+struct Params {
+  int acc_align, cut;
+  std::int64_t relu6_max;
+  const std::int64_t* bias;
+  std::int64_t channels;
+};
+
+inline std::int8_t round_saturate(std::int64_t v, int cut) {
+  const std::int64_t r = (v + (std::int64_t{1} << (cut - 1))) >> cut;  // DPU_ROUND, half up
+  return static_cast<std::int8_t>(std::clamp<std::int64_t>(r, -128, 127));
+}
+
+template <Kind K, bool Split>
+[[gnu::always_inline]] inline void rows_of(const Params& p, const std::int32_t* lo,
+                                           const std::int32_t* hi, std::int64_t rows,
+                                           std::int8_t* out) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t base = r * p.channels;
+    for (std::int64_t c = 0; c < p.channels; ++c) {
+      std::int64_t sum = lo[base + c];
+      if constexpr (Split) sum += std::int64_t{hi[base + c]} << 4;
+      std::int64_t v = (sum << p.acc_align) + p.bias[c];
+      if constexpr (K == Kind::Relu) v = std::max<std::int64_t>(v, 0);
+      if constexpr (K == Kind::Relu6) v = std::clamp<std::int64_t>(v, 0, p.relu6_max);
+      if constexpr (K == Kind::Leaky26) {
+        // Negative values: v * 26 / 256 and the cut in one rounding (ref's Epilogue).
+        const std::int8_t neg = round_saturate(v * kLeakyNumerator, p.cut + kLeakyShift);
+        const std::int8_t pos = round_saturate(v, p.cut);
+        out[base + c] = v < 0 ? neg : pos;
+      } else {
+        out[base + c] = round_saturate(v, p.cut);
+      }
+    }
+  }
+}
+
+template <bool Split>
+[[gnu::always_inline]] inline void dispatch(Kind kind, const Params& p, const std::int32_t* lo,
+                                            const std::int32_t* hi, std::int64_t rows,
+                                            std::int8_t* out) {
+  switch (kind) {
+    case Kind::None:
+      return rows_of<Kind::None, Split>(p, lo, hi, rows, out);
+    case Kind::Relu:
+      return rows_of<Kind::Relu, Split>(p, lo, hi, rows, out);
+    case Kind::Relu6:
+      return rows_of<Kind::Relu6, Split>(p, lo, hi, rows, out);
+    case Kind::Leaky26:
+      return rows_of<Kind::Leaky26, Split>(p, lo, hi, rows, out);
+    case Kind::Float:
+      return;  // never vectorised (see Requantizer's constructor)
+  }
+}
+
+// One clone per ISA, chosen at load time by the dynamic linker (GCC ifunc).
+[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] void requantize_block(
+    Kind kind, const Params& p, const std::int32_t* lo, const std::int32_t* hi, std::int64_t rows,
+    std::int8_t* out) {
+  if (hi != nullptr)
+    dispatch<true>(kind, p, lo, hi, rows, out);
+  else
+    dispatch<false>(kind, p, lo, hi, rows, out);
+}
+
+}  // namespace
+
+Requantizer::Requantizer(const ref::Chain& chain, int acc_exp, int acc_align, int bias_align,
+                         const QTensor* bias, std::int64_t channels)
+    : epilogue_(chain, acc_exp),
+      acc_align_(acc_align),
+      bias_(static_cast<std::size_t>(channels), 0),
+      channels_(channels) {
+  if (bias != nullptr)
+    for (std::size_t c = 0; c < bias_.size(); ++c)
+      bias_[c] = std::int64_t{bias->data[c]} * (std::int64_t{1} << bias_align);
+  // The fast loop rounds with a right shift of 1..62; scaling up (cut <= 0) is ref's.
+  vectorised_ = epilogue_.kind() != Kind::Float && epilogue_.cut() >= 1 && epilogue_.cut() <= 54;
+}
+
+void Requantizer::run_rows(const std::int32_t* lo, const std::int32_t* hi, std::int64_t first,
+                           std::int64_t count, std::int8_t* out) const {
+  const std::int64_t offset = first * channels_;
+  if (vectorised_) {
+    const Params p{acc_align_, epilogue_.cut(), epilogue_.relu6_max(), bias_.data(), channels_};
+    requantize_block(epilogue_.kind(), p, lo + offset, hi ? hi + offset : nullptr, count,
+                     out + offset);
+    return;
+  }
+  for (std::int64_t i = offset; i < offset + count * channels_; ++i) {
+    std::int64_t sum = lo[i];
+    if (hi != nullptr) sum += std::int64_t{hi[i]} << 4;
+    const auto c = static_cast<std::size_t>(i % channels_);
+    out[i] = epilogue_((sum << acc_align_) + bias_[c]);
+  }
+}
+
+void Requantizer::run(const std::int32_t* lo, const std::int32_t* hi, std::int64_t rows,
+                      std::int8_t* out) const {
+  // Split across the threads oneDNN uses, in blocks big enough to be worth a thread.
+  const std::int64_t min_rows =
+      std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(channels_, 1));
+  const int threads =
+      static_cast<int>(std::clamp<std::int64_t>(rows / min_rows, 1, omp_get_max_threads()));
+  if (threads == 1) return run_rows(lo, hi, 0, rows, out);
+#pragma omp parallel num_threads(threads)
+  {
+    const std::int64_t t = omp_get_thread_num();
+    const std::int64_t n = omp_get_num_threads();
+    const std::int64_t first = rows * t / n;
+    run_rows(lo, hi, first, rows * (t + 1) / n - first, out);
+  }
+}
+
+}  // namespace dpushard::cpu
