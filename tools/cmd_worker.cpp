@@ -1,9 +1,13 @@
 // dpushard worker --listen HOST:PORT --backend ref|cpu|sim [--cache DIR] [--token-file F]
 //                 [--threads T] [--queue N] [--max-frame-mb M] [--sim-numerics]
-//                 [--sim-target T] [--name NAME] [--port-file F]
+//                 [--target FILE|kv260] [--name NAME] [--port-file F]
 // Serves plan fragments over TCP until SIGINT, SIGTERM or a SHUTDOWN message
 // (docs/protocol.md, docs/cluster.md). Logs go to stderr.
+// With --backend sim, --target picks the timing model (a built-in name or a target YAML
+// file, as `dpushard predict --target`); --sim-numerics also computes the real outputs (on
+// the cpu backend when built, else ref), otherwise outputs travel marked not computed.
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -14,6 +18,7 @@
 #include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/net.hpp"
+#include "dpushard/perf.hpp"
 
 namespace dpushard::cli {
 namespace {
@@ -30,6 +35,7 @@ struct WorkerArgs {
   std::uint64_t max_frame_mb = 256;
   bool sim_numerics = false;
   std::string sim_target = "kv260";
+  bool target_given = false;
 };
 
 // Writes the bound port for scripts and tests that listen on port 0 (temp file + rename).
@@ -50,6 +56,11 @@ int run_worker(const WorkerArgs& args) {
   const auto names = backend_names();
   if (std::find(names.begin(), names.end(), args.backend) == names.end())
     (void)make_backend(args.backend);  // throws, listing the known backends
+  if (args.backend == "sim") {
+    (void)resolve_target(args.sim_target);  // a bad name or file fails now, not per job
+  } else if (args.sim_numerics || args.target_given) {
+    throw Error("worker: --sim-numerics and --target apply to --backend sim only");
+  }
   net::WorkerOptions options;
   options.listen = args.listen;
   options.backend = args.backend;
@@ -94,11 +105,16 @@ Command add_worker_command(CLI::App& app) {
       ->check(CLI::Range(1, 65536));
   sub->add_flag("--sim-numerics", args->sim_numerics,
                 "sim: also compute the real outputs (else they are marked not computed)");
-  sub->add_option("--sim-target", args->sim_target, "sim: target name or target YAML file")
-      ->capture_default_str();
+  CLI::Option* target =
+      sub->add_option("--target,--sim-target", args->sim_target,
+                      "sim: timing model, a built-in target name or a target YAML file")
+          ->capture_default_str();
   sub->add_option("--name", args->name, "Name in logs and handshakes (default worker@HOST:PORT)");
   sub->add_option("--port-file", args->port_file, "Write the port listened on to this file");
-  return {sub, [args] { return run_worker(*args); }};
+  return {sub, [args, target] {
+            args->target_given = target->count() > 0;
+            return run_worker(*args);
+          }};
 }
 
 }  // namespace dpushard::cli

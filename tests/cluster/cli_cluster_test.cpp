@@ -43,15 +43,19 @@ class CliCluster : public ::testing::Test {
   }
 
   // Starts worker i and returns its port (from --port-file).
-  std::uint16_t start_worker(int i) {
+  std::uint16_t start_worker(int i,
+                             const std::vector<std::string>& backend_args = {"--backend", "ref"}) {
     const std::string name = "w" + std::to_string(i);
     const auto port_file = dir_ / (name + ".port");
-    workers_.push_back(std::make_unique<ChildProcess>(
-        std::vector<std::string>{DPUSHARD_CLI, "worker", "--listen", "127.0.0.1:0", "--backend",
-                                 "ref", "--cache", (dir_ / ("cache-" + name)).string(),
-                                 "--token-file", (dir_ / "token").string(), "--name", name,
-                                 "--port-file", port_file.string()},
-        dir_ / (name + ".out"), dir_ / (name + ".log")));
+    std::vector<std::string> argv{DPUSHARD_CLI,   "worker",
+                                  "--listen",     "127.0.0.1:0",
+                                  "--cache",      (dir_ / ("cache-" + name)).string(),
+                                  "--token-file", (dir_ / "token").string(),
+                                  "--name",       name,
+                                  "--port-file",  port_file.string()};
+    argv.insert(argv.end(), backend_args.begin(), backend_args.end());
+    workers_.push_back(
+        std::make_unique<ChildProcess>(argv, dir_ / (name + ".out"), dir_ / (name + ".log")));
     const auto deadline = std::chrono::steady_clock::now() + 20s;
     while (!std::filesystem::exists(port_file)) {
       if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("no port file");
@@ -60,12 +64,14 @@ class CliCluster : public ::testing::Test {
     return static_cast<std::uint16_t>(std::stoi(read_text(port_file)));
   }
 
-  void write_cluster(const std::vector<std::uint16_t>& ports) {
-    std::ofstream out(dir_ / "cluster.yaml");
+  void write_cluster(const std::vector<std::uint16_t>& ports, const std::string& backend = "ref",
+                     const std::string& name = "cluster.yaml") {
+    std::ofstream out(dir_ / name);
     out << "token_file: token\nlink_gbps: 1\nnodes:\n";
     for (std::size_t i = 0; i < ports.size(); ++i)
       out << "  - {name: w" << i << ", address: '127.0.0.1:" << ports[i]
-          << "', backend: ref, target: host}\n";
+          << "', backend: " << backend << ", target: " << (backend == "sim" ? "kv260" : "host")
+          << "}\n";
   }
 
   // Runs the CLI to completion (bounded) and returns its exit code.
@@ -118,6 +124,58 @@ TEST_F(CliCluster, RunMatchesExecAndLocalAndUploadsOnce) {
   EXPECT_EQ(second["upload"]["bytes"], 0);
   EXPECT_EQ(second["upload"]["fragments_uploaded"], 0);
   EXPECT_EQ(second["outputs"], first["outputs"]);
+}
+
+// sim workers: without --sim-numerics the outputs travel marked not computed and `run`
+// claims no sha256; with it they are the real values (the hashes `exec` prints). Frames
+// take the KV260 model's time, so the run is paced by the modeled engines.
+TEST_F(CliCluster, SimWorkersClaimHashesOnlyForComputedOutputs) {
+  const std::vector<std::string> timing_only = {"--backend", "sim", "--target", "kv260"};
+  const std::vector<std::string> numerics = {"--backend", "sim", "--target", "kv260",
+                                             "--sim-numerics"};
+  write_cluster(
+      {start_worker(0, timing_only), start_worker(1, timing_only), start_worker(2, timing_only)},
+      "sim", "timing.yaml");
+  write_cluster({start_worker(3, numerics), start_worker(4, numerics), start_worker(5, numerics)},
+                "sim", "numerics.yaml");
+  const std::string plan = (dir_ / "plan").string();
+  for (const char* cluster : {"timing", "numerics"})
+    ASSERT_EQ(run_cli({"run", plan, "--cluster", (dir_ / (std::string(cluster) + ".yaml")).string(),
+                       "--frames", "6", "--inflight", "3", "--seed", "5", "--json"},
+                      cluster),
+              0)
+        << read_text(dir_ / (std::string(cluster) + ".err"));
+  ASSERT_EQ(
+      run_cli({"exec", (dir_ / "model_int.xmodel").string(), "--seed", "5", "--json"}, "exec"), 0);
+  const auto timing = json_of("timing"), with_numerics = json_of("numerics"),
+             exec = json_of("exec");
+  ASSERT_EQ(timing["frames_completed"], 6);
+  ASSERT_EQ(with_numerics["frames_completed"], 6);
+  ASSERT_EQ(timing["outputs"].size(), exec["outputs"].size());
+  ASSERT_EQ(with_numerics["outputs"].size(), exec["outputs"].size());
+  for (std::size_t i = 0; i < exec["outputs"].size(); ++i) {
+    EXPECT_TRUE(timing["outputs"][i]["sha256"].is_null()) << timing["outputs"][i];
+    EXPECT_EQ(timing["outputs"][i]["computed"], false);
+    EXPECT_EQ(timing["outputs"][i]["shape"], exec["outputs"][i]["shape"]);
+    EXPECT_EQ(with_numerics["outputs"][i]["sha256"], exec["outputs"][i]["sha256"]);
+    EXPECT_FALSE(with_numerics["outputs"][i].contains("computed") &&
+                 with_numerics["outputs"][i]["computed"] == false);
+  }
+  for (const auto& node : timing["per_node"]) EXPECT_EQ(node["backend"], "sim");
+}
+
+TEST_F(CliCluster, WorkerRejectsABadTargetAndSimOptionsOnOtherBackends) {
+  EXPECT_NE(run_cli({"worker", "--listen", "127.0.0.1:0", "--backend", "sim", "--target",
+                     (dir_ / "no-such-target.yaml").string()},
+                    "bad-target", 20s),
+            0);
+  EXPECT_NE(read_text(dir_ / "bad-target.err").find("no-such-target"), std::string::npos)
+      << read_text(dir_ / "bad-target.err");
+  EXPECT_NE(run_cli({"worker", "--listen", "127.0.0.1:0", "--backend", "ref", "--sim-numerics"},
+                    "ref-numerics", 20s),
+            0);
+  EXPECT_NE(read_text(dir_ / "ref-numerics.err").find("--backend sim only"), std::string::npos)
+      << read_text(dir_ / "ref-numerics.err");
 }
 
 TEST_F(CliCluster, KilledWorkerEndsTheRunNamingNodeAndFrame) {
