@@ -64,6 +64,25 @@ void fill_cost(Config& c) {
   c.gmacs = macs / 1e9;
 }
 
+// The busiest node's share of the plan's predicted compute per frame: 1/N is a perfect split,
+// 1 means one node does everything. Replicated fragments count 1/k on each of their k nodes
+// (each replica takes every k-th frame). Explains flat speedups: a pipeline whose cut points
+// leave one stage with almost all the work cannot beat one node.
+double busiest_node_share(const Plan& plan) {
+  std::map<int, double> per_node;
+  double total = 0;
+  for (const auto& f : plan.fragments) {
+    if (f.nodes.empty()) continue;
+    const double share = f.cost.compute_ms / static_cast<double>(f.nodes.size());
+    for (int node : f.nodes) per_node[node] += share;
+    total += f.cost.compute_ms;
+  }
+  if (!(total > 0)) return 0;
+  double busiest = 0;
+  for (const auto& [node, ms] : per_node) busiest = std::max(busiest, ms);
+  return busiest / total;
+}
+
 void prepare(Suite& s) {
   const SweepOptions& o = s.options;
   std::vector<int> counts = o.node_counts;
@@ -185,6 +204,7 @@ void run_config(benchmark::State& state, Suite& s, const Config& c) {
   state.counters["bytes_per_frame"] = wire / n;
   state.counters["node_bytes_per_frame"] =
       static_cast<double>(c.plan.predicted.wire_bytes_per_frame);
+  state.counters["busiest_node_share"] = busiest_node_share(c.plan);
   std::string result = fixed(fps, 1) + " fps, p50 " + fixed(p50 / n, 1) + " ms";
   if (const auto it = s.baseline_fps.find(c.size); it != s.baseline_fps.end()) {
     const double base = it->second.first / it->second.second;

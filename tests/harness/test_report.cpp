@@ -234,6 +234,9 @@ TEST(ReportCli, RendersTheReportWithBreakEvenTablesAndModeledFigures) {
   EXPECT_NE(md.find("![cnn speedup](plots/cnn_speedup.png)"), std::string::npos);
   EXPECT_NE(md.find("*Throughput speedup over one node"), std::string::npos);
   EXPECT_NE(md.find("Modeled (sim backend"), std::string::npos) << md;
+  // The busiest node's share of the predicted compute, beside the measured bytes.
+  EXPECT_NE(md.find("| busiest node | wire bytes/frame |"), std::string::npos) << md;
+  EXPECT_NE(md.find(" | 47 % | 400 kB | "), std::string::npos) << md;
 
   for (const char* family : {"cnn", "convvit"})
     for (const char* kind : {"speedup", "efficiency", "latency", "bytes"}) {

@@ -194,14 +194,15 @@ void speedup_matrix(std::ostringstream& md, const FamilyAnalysis& fa) {
 
 void measurements_table(std::ostringstream& md, const FamilyAnalysis& fa) {
   md << "| size | params | nodes | strategy | fps | predicted fps | p50 ms | p90 ms | p99 ms "
-        "| speedup | latency speedup | efficiency | wire bytes/frame | between nodes/frame |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+        "| speedup | latency speedup | efficiency | busiest node | wire bytes/frame "
+        "| between nodes/frame |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : fa.rows) {
     const Measurement& m = r.m;
     md << "| " << m.size << " | " << (m.failed ? "—" : count(m.params)) << " | " << m.nodes << " | "
        << m.strategy << " | ";
     if (m.failed) {
-      md << "failed: " << m.error << " | | | | | | | | | |\n";
+      md << "failed: " << m.error << " | | | | | | | | | | |\n";
       continue;
     }
     md << sig3(m.fps) << " | " << (m.predicted_fps > 0 ? sig3(m.predicted_fps) : "—") << " | "
@@ -209,6 +210,7 @@ void measurements_table(std::ostringstream& md, const FamilyAnalysis& fa) {
        << (r.has_baseline ? fixed(r.speedup, 2) + "×" : "—") << " | "
        << (r.has_baseline && r.latency_speedup > 0 ? fixed(r.latency_speedup, 2) + "×" : "—")
        << " | " << (r.has_baseline ? fixed(100 * r.efficiency, 0) + " %" : "—") << " | "
+       << (m.busiest_node_share > 0 ? fixed(100 * m.busiest_node_share, 0) + " %" : "—") << " | "
        << bytes(m.bytes_per_frame) << " | " << bytes(m.node_bytes_per_frame) << " |\n";
   }
   md << "\n";
@@ -235,7 +237,10 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
      << "fps: frames per second over the timed span; predicted: the planner's cost model; "
         "p50/p90/p99: per-frame latency from input sent to output received; wire bytes: "
         "measured tensor traffic per frame; between nodes: the plan's int8 bytes from node to "
-        "node per frame.\n\n";
+        "node per frame; busiest node: the share of the plan's predicted compute on its "
+        "busiest node (1/N is a perfect split; a pipeline cuts only where a single tensor is "
+        "live, so a model whose work sits in parallel branches leaves one stage with most of "
+        "it).\n\n";
   measurements_table(md, fa);
 }
 

@@ -96,6 +96,7 @@ Measurement combine(const std::vector<const json*>& entries, const std::string& 
   m.bytes_per_frame = average("bytes_per_frame", false);
   m.node_bytes_per_frame = average("node_bytes_per_frame", false);
   m.predicted_fps = average("predicted_fps", false);
+  m.busiest_node_share = average("busiest_node_share", false);
   m.repetitions = from_mean
                       ? static_cast<int>(number_field(*use.front(), "repetitions", 1, where, false))
                       : static_cast<int>(use.size());

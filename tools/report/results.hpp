@@ -29,6 +29,7 @@ struct Measurement {
   double bytes_per_frame = 0;       // measured: all tensor traffic per frame (inputs in, tensors
                                     // between nodes, outputs back; message headers included)
   double node_bytes_per_frame = 0;  // the plan's int8 bytes between nodes per frame
+  double busiest_node_share = 0;    // the busiest node's share of predicted compute (0: unknown)
   double predicted_fps = 0;         // the planner's prediction; 0 when the suite gave none
   int repetitions = 0;              // measurements averaged
   bool failed = false;              // the suite reported an error for this configuration
