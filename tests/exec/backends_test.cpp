@@ -137,6 +137,46 @@ Case fused_float_case(bool conv, std::string activation) {
   };
 }
 
+// Elementwise and pooling chains over [1, 9, 9, 24] inputs at differing fix points.
+Graph eltwise_graph(const std::string& kind) {
+  GraphBuilder b(kind);
+  const Value x = b.input("x", {1, 9, 9, 24}, 4);
+  if (kind == "add_relu") {
+    b.add("add", {x, b.input("y", {1, 9, 9, 24}, 6)}, 3, Nonlinear::Relu);
+  } else if (kind == "add3_leaky") {
+    b.add("add", {x, b.input("y", {1, 9, 9, 24}, 2), b.input("z", {1, 9, 9, 24}, 5)}, 4,
+          Nonlinear::LeakyRelu);
+  } else if (kind == "add_same_fp") {
+    b.add("add", {x, b.input("y", {1, 9, 9, 24}, 4)}, 4);
+  } else if (kind == "mul") {
+    b.mul("mul", x, b.input("y", {1, 9, 9, 24}, 5), 6);
+  } else if (kind == "relu6") {
+    b.relu6("r6", x, 3);
+  } else if (kind == "leaky") {
+    b.leaky_relu("lk", x, 0.1, 5);
+  } else if (kind == "maxpool3x3_s2_pad1") {
+    Pool2dSpec p;
+    p.kernel = {3, 3};
+    p.stride = {2, 2};
+    p.pad = {1, 1, 1, 1};
+    b.maxpool2d("mp", x, p);
+  } else if (kind == "maxpool_global") {
+    Pool2dSpec p;
+    p.global = true;
+    b.maxpool2d("mp", x, p);
+  } else if (kind == "avgpool3x3_s1") {
+    Pool2dSpec p;
+    p.kernel = {3, 3};
+    p.stride = {1, 1};
+    b.avgpool2d("ap", x, p, 5);
+  } else if (kind == "avgpool_global") {
+    Pool2dSpec p;
+    p.global = true;
+    b.avgpool2d("ap", x, p, 6);
+  }
+  return b.finish();
+}
+
 ZooSpec small_zoo(std::int64_t params) {
   ZooSpec s;
   s.params = params;
@@ -203,6 +243,16 @@ const std::map<std::string, Case>& cases() {
       {"conv_leaky_0_2", fused_float_case(true, "leaky-relu")},
       {"matmul_gelu", fused_float_case(false, "gelu")},
       {"matmul_sigmoid", fused_float_case(false, "sigmoid")},
+      {"add_relu", [] { return eltwise_graph("add_relu"); }},
+      {"add3_leaky", [] { return eltwise_graph("add3_leaky"); }},
+      {"add_same_fp", [] { return eltwise_graph("add_same_fp"); }},
+      {"mul", [] { return eltwise_graph("mul"); }},
+      {"relu6", [] { return eltwise_graph("relu6"); }},
+      {"leaky", [] { return eltwise_graph("leaky"); }},
+      {"maxpool3x3_s2_pad1", [] { return eltwise_graph("maxpool3x3_s2_pad1"); }},
+      {"maxpool_global", [] { return eltwise_graph("maxpool_global"); }},
+      {"avgpool3x3_s1", [] { return eltwise_graph("avgpool3x3_s1"); }},
+      {"avgpool_global", [] { return eltwise_graph("avgpool_global"); }},
       {"zoo_cnn_1M", [] { return make_cnn(small_zoo(1'000'000)); }},
       {"zoo_convvit_1M", [] { return make_convvit(small_zoo(1'000'000)); }},
       {"resnet20_fixture",

@@ -26,7 +26,8 @@ class CpuBackend final : public Backend {
 
   void load(const Graph& graph) override {
     omp_set_num_threads(threads_);
-    plan_ = ref::lower_graph(graph, {cpu::make_dnnl_conv, cpu::make_dnnl_matmul});
+    plan_ = ref::lower_graph(graph, {cpu::make_dnnl_conv, cpu::make_dnnl_matmul, cpu::make_fast_add,
+                                     cpu::make_fast_maxpool});
     loaded_ = true;
   }
 

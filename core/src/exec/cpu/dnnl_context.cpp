@@ -75,7 +75,8 @@ DnnlKernel::DnnlKernel(dnnl::primitive primitive, const dnnl::memory::desc& src_
       out_slot_(out_slot),
       rows_(rows),
       requantizer_(std::move(requantizer)) {
-  if (weights_.empty()) weights_.push_back(dnnl::memory(weights_md, cpu_engine(), DNNL_MEMORY_NONE));
+  if (weights_.empty())
+    weights_.push_back(dnnl::memory(weights_md, cpu_engine(), DNNL_MEMORY_NONE));
   for (std::size_t i = 0; i < weights_.size(); ++i) {
     sums_.emplace_back(static_cast<std::size_t>(rows * channels));
     dst_.emplace_back(dst_md, cpu_engine(), sums_.back().data());

@@ -18,4 +18,10 @@ std::unique_ptr<ref::Kernel> make_dnnl_conv(const ref::Chain& chain, const ref::
 std::unique_ptr<ref::Kernel> make_dnnl_matmul(const ref::Chain& chain,
                                               const ref::Lowering& lowering);
 
+// add without broadcasting and maxpool2d, vectorised (eltwise_kernels.cpp); null leaves a
+// chain to the ref kernel.
+std::unique_ptr<ref::Kernel> make_fast_add(const ref::Chain& chain, const ref::Lowering& lowering);
+std::unique_ptr<ref::Kernel> make_fast_maxpool(const ref::Chain& chain,
+                                               const ref::Lowering& lowering);
+
 }  // namespace dpushard::cpu

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "../ref/epilogue.hpp"
+#include "exact_sums.hpp"
 
 namespace dpushard::cpu {
 
@@ -14,35 +15,44 @@ using Kind = ref::Epilogue::Kind;
 
 struct Params {
   int acc_align, cut;
+  std::int64_t half, leaky_half;  // the rounding terms of cut and cut + kLeakyShift
   std::int64_t relu6_max;
   const std::int64_t* bias;
   std::int64_t channels;
 };
 
-inline std::int8_t round_saturate(std::int64_t v, int cut) {
-  const std::int64_t r = (v + (std::int64_t{1} << (cut - 1))) >> cut;  // DPU_ROUND, half up
+// DPU_ROUND (half up) of v / 2^cut for cut >= 0 (half = 2^(cut-1), or 0 when cut = 0).
+inline std::int8_t round_saturate(std::int64_t v, std::int64_t half, int cut) {
+  const std::int64_t r = (v + half) >> cut;
   return static_cast<std::int8_t>(std::clamp<std::int64_t>(r, -128, 127));
 }
 
 template <Kind K, bool Split>
-[[gnu::always_inline]] inline void rows_of(const Params& p, const std::int32_t* lo,
-                                           const std::int32_t* hi, std::int64_t rows,
-                                           std::int8_t* out) {
+[[gnu::always_inline]] inline void rows_of(const Params& p, const std::int32_t* __restrict lo,
+                                           const std::int32_t* __restrict hi, std::int64_t rows,
+                                           std::int8_t* __restrict out) {
+  // Locals, so the int8 stores (which may alias anything) do not reload them.
+  const std::int64_t channels = p.channels, half = p.half, leaky_half = p.leaky_half;
+  const std::int64_t relu6_max = p.relu6_max;
+  const int acc_align = p.acc_align, cut = p.cut;
+  const std::int64_t* __restrict bias = p.bias;
   for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t base = r * p.channels;
-    for (std::int64_t c = 0; c < p.channels; ++c) {
-      std::int64_t sum = lo[base + c];
-      if constexpr (Split) sum += std::int64_t{hi[base + c]} << 4;
-      std::int64_t v = (sum << p.acc_align) + p.bias[c];
+    const std::int32_t* __restrict lo_row = lo + r * channels;
+    const std::int32_t* __restrict hi_row = Split ? hi + r * channels : nullptr;
+    std::int8_t* __restrict out_row = out + r * channels;
+    for (std::int64_t c = 0; c < channels; ++c) {
+      std::int64_t sum = lo_row[c];
+      if constexpr (Split) sum += std::int64_t{hi_row[c]} << kDigitShift;
+      std::int64_t v = (sum << acc_align) + bias[c];
       if constexpr (K == Kind::Relu) v = std::max<std::int64_t>(v, 0);
-      if constexpr (K == Kind::Relu6) v = std::clamp<std::int64_t>(v, 0, p.relu6_max);
+      if constexpr (K == Kind::Relu6) v = std::clamp<std::int64_t>(v, 0, relu6_max);
       if constexpr (K == Kind::Leaky26) {
         // Negative values: v * 26 / 256 and the cut in one rounding (ref's Epilogue).
-        const std::int8_t neg = round_saturate(v * kLeakyNumerator, p.cut + kLeakyShift);
-        const std::int8_t pos = round_saturate(v, p.cut);
-        out[base + c] = v < 0 ? neg : pos;
+        const std::int8_t neg = round_saturate(v * kLeakyNumerator, leaky_half, cut + kLeakyShift);
+        const std::int8_t pos = round_saturate(v, half, cut);
+        out_row[c] = v < 0 ? neg : pos;
       } else {
-        out[base + c] = round_saturate(v, p.cut);
+        out_row[c] = round_saturate(v, half, cut);
       }
     }
   }
@@ -87,15 +97,22 @@ Requantizer::Requantizer(const ref::Chain& chain, int acc_exp, int acc_align, in
   if (bias != nullptr)
     for (std::size_t c = 0; c < bias_.size(); ++c)
       bias_[c] = std::int64_t{bias->data[c]} * (std::int64_t{1} << bias_align);
-  // The fast loop rounds with a right shift of 1..62; scaling up (cut <= 0) is ref's.
-  vectorised_ = epilogue_.kind() != Kind::Float && epilogue_.cut() >= 1 && epilogue_.cut() <= 54;
+  // The fast loop rounds with a right shift of 0..54; scaling up (cut < 0) is ref's.
+  vectorised_ = epilogue_.kind() != Kind::Float && epilogue_.cut() >= 0 && epilogue_.cut() <= 54;
 }
 
 void Requantizer::run_rows(const std::int32_t* lo, const std::int32_t* hi, std::int64_t first,
                            std::int64_t count, std::int8_t* out) const {
   const std::int64_t offset = first * channels_;
   if (vectorised_) {
-    const Params p{acc_align_, epilogue_.cut(), epilogue_.relu6_max(), bias_.data(), channels_};
+    const int cut = epilogue_.cut();
+    const Params p{acc_align_,
+                   cut,
+                   cut > 0 ? std::int64_t{1} << (cut - 1) : 0,
+                   std::int64_t{1} << (cut + kLeakyShift - 1),
+                   epilogue_.relu6_max(),
+                   bias_.data(),
+                   channels_};
     requantize_block(epilogue_.kind(), p, lo + offset, hi ? hi + offset : nullptr, count,
                      out + offset);
     return;

@@ -28,7 +28,7 @@ class Requantizer {
                 std::int64_t count, std::int8_t* out) const;
 
   ref::Epilogue epilogue_;
-  bool vectorised_;  // an integer nonlinear and a right shift (cut >= 1)
+  bool vectorised_;  // an integer nonlinear and a right shift (cut >= 0)
   int acc_align_;
   std::vector<std::int64_t> bias_;  // bias[c] << bias_align, zeros without bias
   std::int64_t channels_;

@@ -156,9 +156,9 @@ class Planner final : public Lowering {
       return add(overridden(overrides_.conv, chain, make_conv));
     if (type == "matmul" || type == "inner-product")
       return add(overridden(overrides_.matmul, chain, make_matmul));
-    if (type == "add") return add(make_add(chain, *this));
+    if (type == "add") return add(overridden(overrides_.add, chain, make_add));
     if (type == "mul") return add(make_mul(chain, *this));
-    if (type == "maxpool2d") return add(make_maxpool(chain, *this));
+    if (type == "maxpool2d") return add(overridden(overrides_.maxpool, chain, make_maxpool));
     if (type == "avgpool2d") return add(make_avgpool(chain, *this, chain.producer, nullptr));
     if (type == "concat") return add(make_concat(chain, *this));
     if (type == "softmax") return add(make_softmax(chain, *this));

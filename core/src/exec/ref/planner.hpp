@@ -13,8 +13,10 @@ namespace dpushard::ref {
 // factory returning null keeps the ref kernel for that chain.
 using KernelFactory = std::function<std::unique_ptr<Kernel>(const Chain&, const Lowering&)>;
 struct KernelOverrides {
-  KernelFactory conv;    // conv2d, depthwise-conv2d
-  KernelFactory matmul;  // matmul, inner-product
+  KernelFactory conv;     // conv2d, depthwise-conv2d
+  KernelFactory matmul;   // matmul, inner-product
+  KernelFactory add;      // add
+  KernelFactory maxpool;  // maxpool2d
 };
 
 // Throws dpushard::Error naming the op the ref backend cannot run.

@@ -1,0 +1,180 @@
+// add and maxpool2d for the cpu backend: the ref arithmetic with channels innermost, so
+// the loops vectorise, and the chain's end in the shared requantizer. Broadcasting adds
+// and sums that could overflow int32 stay with the ref kernels.
+//   add:     sum_j q_j << (acc_exp - fp_j) in int32, then the epilogue from acc_exp;
+//   maxpool: the largest q over the valid taps (padding ignored; no valid tap gives 0),
+//            then the epilogue from fp_in (a plain copy when it is the identity).
+
+#include <omp.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "../ref/kernels.hpp"
+#include "dnnl_kernels.hpp"
+#include "dpushard/attr.hpp"
+#include "requantizer.hpp"
+
+namespace dpushard::cpu {
+
+namespace {
+
+[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] void add_shifted(
+    const std::int8_t* x, int shift, std::int64_t count, bool first, std::int32_t* sums) {
+  if (first)
+    for (std::int64_t i = 0; i < count; ++i) sums[i] = std::int32_t{x[i]} * (1 << shift);
+  else
+    for (std::int64_t i = 0; i < count; ++i) sums[i] += std::int32_t{x[i]} * (1 << shift);
+}
+
+class AddKernel final : public ref::Kernel {
+ public:
+  AddKernel(std::vector<ref::SlotId> inputs, std::vector<int> aligns, std::int64_t rows,
+            std::int64_t channels, Requantizer requantizer, ref::SlotId out)
+      : inputs_(std::move(inputs)),
+        aligns_(std::move(aligns)),
+        sums_(static_cast<std::size_t>(rows * channels)),
+        rows_(rows),
+        requantizer_(std::move(requantizer)),
+        out_(out) {}
+
+  void run(ref::Slots& slots) override {
+    const auto count = static_cast<std::int64_t>(sums_.size());
+    for (std::size_t j = 0; j < inputs_.size(); ++j)
+      add_shifted(slots[inputs_[j]].data.data(), aligns_[j], count, j == 0, sums_.data());
+    requantizer_.run(sums_.data(), nullptr, rows_, slots[out_].data.data());
+  }
+
+ private:
+  std::vector<ref::SlotId> inputs_;
+  std::vector<int> aligns_;
+  std::vector<std::int32_t> sums_;
+  std::int64_t rows_;
+  Requantizer requantizer_;
+  ref::SlotId out_;
+};
+
+struct PoolGeometry {
+  std::int64_t batch = 0, in_h = 0, in_w = 0, channels = 0, out_h = 0, out_w = 0;
+  std::int64_t kernel_h = 0, kernel_w = 0, stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0;
+};
+
+[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] void max_rows(
+    const PoolGeometry& g, const std::int8_t* x, std::int64_t first, std::int64_t count,
+    std::int32_t* out) {
+  for (std::int64_t p = first; p < first + count; ++p) {
+    const std::int64_t ow = p % g.out_w, oh = (p / g.out_w) % g.out_h, n = p / (g.out_w * g.out_h);
+    std::int32_t* row = out + p * g.channels;
+    std::fill(row, row + g.channels, -128);
+    bool any = false;
+    for (std::int64_t kh = 0; kh < g.kernel_h; ++kh) {
+      const std::int64_t ih = oh * g.stride_h - g.pad_top + kh;
+      if (ih < 0 || ih >= g.in_h) continue;
+      for (std::int64_t kw = 0; kw < g.kernel_w; ++kw) {
+        const std::int64_t iw = ow * g.stride_w - g.pad_left + kw;
+        if (iw < 0 || iw >= g.in_w) continue;
+        const std::int8_t* tap = x + ((n * g.in_h + ih) * g.in_w + iw) * g.channels;
+        for (std::int64_t c = 0; c < g.channels; ++c)
+          row[c] = std::max(row[c], std::int32_t{tap[c]});
+        any = true;
+      }
+    }
+    if (!any) std::fill(row, row + g.channels, 0);
+  }
+}
+
+class MaxPoolKernel final : public ref::Kernel {
+ public:
+  MaxPoolKernel(PoolGeometry g, ref::SlotId x, Requantizer requantizer, ref::SlotId out)
+      : g_(g),
+        x_(x),
+        maxima_(static_cast<std::size_t>(g.batch * g.out_h * g.out_w * g.channels)),
+        requantizer_(std::move(requantizer)),
+        out_(out) {}
+
+  void run(ref::Slots& slots) override {
+    const std::int64_t pixels = g_.batch * g_.out_h * g_.out_w;
+    const std::int8_t* x = slots[x_].data.data();
+#pragma omp parallel
+    {
+      const std::int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+      const std::int64_t first = pixels * t / n;
+      max_rows(g_, x, first, pixels * (t + 1) / n - first, maxima_.data());
+    }
+    requantizer_.run(maxima_.data(), nullptr, pixels, slots[out_].data.data());
+  }
+
+ private:
+  PoolGeometry g_;
+  ref::SlotId x_;
+  std::vector<std::int32_t> maxima_;
+  Requantizer requantizer_;
+  ref::SlotId out_;
+};
+
+}  // namespace
+
+std::unique_ptr<ref::Kernel> make_fast_add(const ref::Chain& chain, const ref::Lowering& lowering) {
+  const Op& op = chain.producer;
+  (void)ref::make_add(chain, lowering);  // validates the chain; throws naming the op
+  const QTensor& yt = lowering.slot(chain.out);
+  const auto& producers = op.producers("input");
+  std::vector<ref::SlotId> inputs;
+  int acc_exp = lowering.slot(lowering.arg_slot(op, "input", 0)).fix_point;
+  for (std::size_t i = 0; i < producers.size(); ++i) {
+    inputs.push_back(lowering.arg_slot(op, "input", i));
+    const QTensor& t = lowering.slot(inputs.back());
+    if (t.shape != yt.shape) return nullptr;  // broadcasting: the ref kernel
+    acc_exp = std::max(acc_exp, t.fix_point);
+  }
+  std::vector<int> aligns;
+  for (ref::SlotId id : inputs) aligns.push_back(acc_exp - lowering.slot(id).fix_point);
+  // |sum| <= inputs * 128 << max align must stay inside int32.
+  int max_align = 0;
+  for (int align : aligns) max_align = std::max(max_align, align);
+  if (max_align > 20 ||
+      static_cast<std::int64_t>(inputs.size()) * (std::int64_t{128} << max_align) >=
+          (std::int64_t{1} << 31))
+    return nullptr;
+  const std::int64_t channels = yt.shape.empty() ? 1 : yt.shape.back();
+  const std::int64_t rows = ref::count_of(yt.shape) / std::max<std::int64_t>(channels, 1);
+  return std::make_unique<AddKernel>(std::move(inputs), std::move(aligns), rows, channels,
+                                     Requantizer(chain, acc_exp, 0, 0, nullptr, channels),
+                                     chain.out);
+}
+
+std::unique_ptr<ref::Kernel> make_fast_maxpool(const ref::Chain& chain,
+                                               const ref::Lowering& lowering) {
+  const Op& pool = chain.producer;
+  (void)ref::make_maxpool(chain, lowering);  // validates the chain; throws naming the op
+  const ref::SlotId x = lowering.arg_slot(pool, "input", 0);
+  const QTensor& xt = lowering.slot(x);
+  const QTensor& yt = lowering.slot(chain.out);
+  PoolGeometry g;
+  g.batch = xt.shape[0];
+  g.in_h = xt.shape[1];
+  g.in_w = xt.shape[2];
+  g.channels = xt.shape[3];
+  g.out_h = yt.shape[1];
+  g.out_w = yt.shape[2];
+  if (bool_attr(pool.attrs, "global", false)) {
+    g.kernel_h = g.stride_h = g.in_h;
+    g.kernel_w = g.stride_w = g.in_w;
+  } else {
+    // XIR order: kernel and stride {width, height}; pad {left, right, top, bottom}.
+    const auto kernel = ints_attr(pool.attrs, "kernel", "cpu: op '" + pool.name + "'");
+    const auto stride = ints_attr_or(pool.attrs, "stride", kernel);
+    const auto pad = ints_attr_or(pool.attrs, "pad", {0, 0, 0, 0});
+    g.kernel_w = kernel[0];
+    g.kernel_h = kernel[1];
+    g.stride_w = stride[0];
+    g.stride_h = stride[1];
+    g.pad_left = pad[0];
+    g.pad_top = pad[2];
+  }
+  return std::make_unique<MaxPoolKernel>(
+      g, x, Requantizer(chain, xt.fix_point, 0, 0, nullptr, g.channels), chain.out);
+}
+
+}  // namespace dpushard::cpu
