@@ -1,6 +1,6 @@
 // dpushard split FILE.xmodel --nodes N [--strategy experts|pipeline|replicate|auto]
 //   [--objective latency|throughput] [--no-output-fix] [--link-gbps G] [--cuts OP,...]
-//   [--oracle FILE] [--min-parallel F] -o PLAN_DIR [--json]
+//   [--oracle FILE] [--min-parallel F] [--target kv260|FILE] -o PLAN_DIR [--json]
 // Cuts an `_int` model into fragments for N nodes and writes PLAN_DIR/plan.yaml and
 // PLAN_DIR/fragments/<name>_int.xmodel (docs/splitting.md, docs/plan.md).
 
@@ -13,6 +13,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "dpushard/perf.hpp"
 #include "dpushard/split.hpp"
 #include "dpushard/xmodel.hpp"
 
@@ -29,6 +30,7 @@ struct SplitCliOptions {
   std::vector<std::string> cuts;
   std::string oracle;
   double min_parallel = 0.05;
+  std::string target;  // empty: the roofline cost model
   std::string output;
   bool json = false;
 };
@@ -54,6 +56,8 @@ nlohmann::json to_json(const Plan& plan, const std::string& dir) {
                       {"objective", plan.objective},
                       {"nodes", plan.nodes},
                       {"output_fix", plan.output_fix},
+                      {"cost_model", plan.cost_model},
+                      {"link_gbps", plan.link_gbps},
                       {"structure", plan.structure},
                       {"predicted",
                        {{"latency_ms", plan.predicted.latency_ms},
@@ -98,6 +102,7 @@ void print_human(const Plan& plan, const std::string& dir) {
   if (plan.strategy != plan.requested_strategy) out << " (asked " << plan.requested_strategy << ")";
   out << " on " << plan.nodes << " node" << (plan.nodes == 1 ? "" : "s") << ", objective "
       << plan.objective << (plan.output_fix ? "" : ", NO output fix (ablation)") << "\n";
+  out << "  cost model " << plan.cost_model << ", link " << fixed(plan.link_gbps, 3) << " Gb/s\n";
   out << "  " << plan.structure << "\n";
   out << "  predicted: latency " << fixed(plan.predicted.latency_ms, 3) << " ms, throughput "
       << fixed(plan.predicted.throughput_fps, 1) << " fps, " << plan.predicted.wire_bytes_per_frame
@@ -135,6 +140,13 @@ int run_split(const SplitCliOptions& o) {
   options.cuts = o.cuts;
   options.min_parallel_fraction = o.min_parallel;
   options.oracle = oracle.get();
+  std::unique_ptr<CostModel> cost;
+  if (!o.target.empty()) {
+    TimingCostParams params;
+    params.link_gbps = o.link_gbps;
+    cost = make_timing_cost_model(resolve_target(o.target), params);
+    options.cost_model = cost.get();
+  }
   options.model_file = o.file;
   options.model_sha256 = sha256_file(o.file);
   SplitResult result = split_model(model, options);
@@ -174,6 +186,9 @@ Command add_split_command(CLI::App& app) {
                   "experts: smallest share of the model's time a fork-join must overlap")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--target", o.target,
+                  "Price the plan with this DPU target's timing model (as `predict`): a built-in "
+                  "target (kv260) or a target YAML file. Default: the roofline cost model");
   sub->add_option("-o,--output", o.output, "The plan folder to write")->required();
   sub->add_flag("--json", o.json, "Print the plan summary as one JSON object on stdout");
   return {sub, [options] { return run_split(*options); }};

@@ -122,7 +122,8 @@ TEST(TorchvisionResnet18, FragmentsInPlanOrderEqualTheWholeModel) {
   }
 
   // The residual fork-joins are found all the same: with no minimum overlap, experts splits
-  // the first one (the shortcut and the residual convs on different nodes), bit-identical.
+  // the most parallel one (layer4.0: the 1x1 downsample shortcut and the residual convs on
+  // different nodes), bit-identical.
   SplitOptions o;
   o.nodes = 2;
   o.strategy = Strategy::Experts;

@@ -14,6 +14,7 @@
 
 #include "dpushard/graph.hpp"
 #include "dpushard/oracle.hpp"
+#include "dpushard/perf.hpp"
 #include "dpushard/plan.hpp"
 
 namespace dpushard {
@@ -26,7 +27,8 @@ std::string_view objective_name(Objective objective);
 Objective parse_objective(std::string_view text);
 
 // Predicted time per frame of ops, fragments and transfers. The roofline model below is the
-// default; the KV260 timing model replaces it through this interface.
+// default; the timing model of a DPU target (make_timing_cost_model) replaces it through
+// this interface.
 class CostModel {
  public:
   virtual ~CostModel() = default;
@@ -36,6 +38,15 @@ class CostModel {
   virtual double op_seconds(const Graph& graph, const Op& op, Device device) const = 0;
   // Fixed cost of running one fragment once (job submission, synchronisation).
   virtual double fragment_overhead_seconds() const = 0;
+  // True for models that price an extracted fragment as a whole (fragment_seconds): they
+  // know fragment-level effects (subgraph launches, the CPU penalty of fix-less outputs).
+  // The planner then extracts every candidate's fragments and uses fragment_seconds for
+  // their compute time. False (the default): a fragment costs the sum of op_seconds over
+  // its ops on the oracle's placement, plus fragment_overhead_seconds().
+  virtual bool prices_fragments() const { return false; }
+  // Seconds per frame of an extracted fragment; only for models that price fragments
+  // (the default throws dpushard::Error).
+  virtual double fragment_seconds(const Graph& fragment) const;
   // Seconds from the start of sending `bytes` to their arrival on another node (or between
   // the orchestrator and a node): latency plus serialisation.
   virtual double transfer_seconds(std::int64_t bytes) const = 0;
@@ -61,6 +72,18 @@ struct RooflineParams {
   double link_latency_ms = 0.1;              // per transfer
 };
 std::unique_ptr<CostModel> make_roofline_cost_model(const RooflineParams& params = {});
+
+// The timing model of a DPU target (perf.hpp; `dpushard predict`) as the cost model, named
+// "timing:<target>": a fragment costs predict(fragment).frame_ms (DPU and CPU ops, subgraph
+// launches, the boundary penalty of fix-less outputs); single ops cost time_op() for the
+// strategies' search; transfers cost latency plus the bytes at the link's goodput.
+struct TimingCostParams {
+  double link_gbps = 1.0;                    // Ethernet line rate
+  double link_efficiency = 1460.0 / 1538.0;  // TCP payload per byte on the wire
+  double link_latency_ms = 0.1;              // per transfer
+};
+std::unique_ptr<CostModel> make_timing_cost_model(const Target& target,
+                                                  const TimingCostParams& params = {});
 
 struct SplitOptions {
   int nodes = 1;

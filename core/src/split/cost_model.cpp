@@ -84,6 +84,11 @@ class RooflineCostModel final : public CostModel {
 
 }  // namespace
 
+double CostModel::fragment_seconds(const Graph& fragment) const {
+  throw Error("cost model '" + name() + "' prices ops, not whole fragments (fragment '" +
+              fragment.name() + "')");
+}
+
 std::unique_ptr<CostModel> make_roofline_cost_model(const RooflineParams& params) {
   if (!(params.link_gbps > 0)) throw Error("cost model: link speed must be positive");
   if (!(params.dpu_peak_gmacs > 0) || !(params.cpu_gmacs > 0) || !(params.ddr_gbytes_per_s > 0))

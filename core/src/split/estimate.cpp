@@ -65,13 +65,21 @@ Partition whole_model(const UnitGraph& graph, const std::string& strategy, std::
 }
 
 PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
-                           const CostModel& cost, bool output_fix) {
+                           const CostModel& cost, bool output_fix,
+                           const std::vector<double>* fragment_seconds) {
   const auto of = fragment_of_units(graph, partition);
   const std::size_t nf = partition.fragments.size();
   PartitionEstimate est;
-  est.fragment_seconds.assign(nf, cost.fragment_overhead_seconds());
-  for (std::size_t f = 0; f < nf; ++f)
-    for (UnitId u : partition.fragments[f].units) est.fragment_seconds[f] += graph.unit(u).seconds;
+  if (fragment_seconds != nullptr) {
+    if (fragment_seconds->size() != nf)
+      throw Error("split: internal: fragment prices do not match the partition");
+    est.fragment_seconds = *fragment_seconds;
+  } else {
+    est.fragment_seconds.assign(nf, cost.fragment_overhead_seconds());
+    for (std::size_t f = 0; f < nf; ++f)
+      for (UnitId u : partition.fragments[f].units)
+        est.fragment_seconds[f] += graph.unit(u).seconds;
+  }
 
   // Transfers: (from fragment or -1 for the orchestrator) -> (to fragment or -1), bytes.
   struct Transfer {
@@ -84,7 +92,7 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
     const bool from_input = graph.unit(t.producer).is_input;
     const int home = from_input ? -1 : of[t.producer];
     const bool naive = !from_input && naive_boundary(graph, of, t.fix, output_fix);
-    if (naive)
+    if (naive && fragment_seconds == nullptr)
       est.fragment_seconds[static_cast<std::size_t>(home)] += graph.naive_extra_seconds(t.fix);
     std::vector<int> to;
     for (UnitId r : t.readers)

@@ -30,6 +30,13 @@ std::vector<std::string> layout_cuts(const Graph& model, const std::vector<std::
   return out;
 }
 
+// The cost model's price of every extracted fragment (models that price fragments only).
+std::vector<double> fragment_prices(const CostModel& cost, const split::Extraction& ex) {
+  std::vector<double> prices;
+  for (const auto& f : ex.fragments) prices.push_back(cost.fragment_seconds(f.graph));
+  return prices;
+}
+
 }  // namespace
 
 SplitResult split_model(const Graph& model, const SplitOptions& options) {
@@ -88,7 +95,10 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   auto consider = [&](const std::string& name, std::optional<Partition> p, const std::string& why) {
     PlanCandidate c;
     c.strategy = name;
-    if (p) {
+    if (p && cost.prices_fragments()) {
+      const auto prices = fragment_prices(cost, split::extract(units, *p, options.output_fix));
+      c.predicted = split::estimate(units, *p, cost, options.output_fix, &prices).predicted;
+    } else if (p) {
       c.predicted = split::estimate(units, *p, cost, options.output_fix).predicted;
     } else {
       c.note = why;
@@ -146,8 +156,11 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
       options.strategy != Strategy::Auto)
     partition.strategy = requested;  // one node: every strategy is the whole model
 
-  const auto est = split::estimate(units, partition, cost, options.output_fix);
   auto extraction = split::extract(units, partition, options.output_fix);
+  std::vector<double> prices;
+  if (cost.prices_fragments()) prices = fragment_prices(cost, extraction);
+  const auto est = split::estimate(units, partition, cost, options.output_fix,
+                                   cost.prices_fragments() ? &prices : nullptr);
   adjustments.insert(adjustments.end(), extraction.adjustments.begin(),
                      extraction.adjustments.end());
 
@@ -163,9 +176,10 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   plan.objective = std::string(objective_name(options.objective));
   plan.nodes = options.nodes;
   plan.output_fix = options.output_fix;
-  plan.link_gbps = options.link_gbps;
-  plan.cost_model = cost.name();
   plan.cost_parameters = cost.parameters();
+  const auto link = plan.cost_parameters.find("link_gbps");
+  plan.link_gbps = link != plan.cost_parameters.end() ? link->second : options.link_gbps;
+  plan.cost_model = cost.name();
   plan.oracle = oracle.name() + " (" + oracle.origin() + ")";
   plan.structure = partition.structure;
   plan.predicted = est.predicted;

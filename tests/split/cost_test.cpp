@@ -1,0 +1,205 @@
+// The planner priced with the KV260 timing model (make_timing_cost_model): fragment costs
+// are `predict` of the fragment files, a pipeline's latency is the sum of its fragments and
+// transfers and its throughput the busiest resource, auto follows the link speed, and a
+// --no-output-fix fragment carries the boundary penalty (its trailing conv on the CPU).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "dpushard/perf.hpp"
+#include "dpushard/xmodel.hpp"
+#include "dpushard/zoo.hpp"
+#include "split/split_helpers.hpp"
+#include "xmodel/fixtures.hpp"
+
+namespace dpushard {
+namespace {
+
+using testing::ScratchDir;
+
+const Target& kv260() {
+  static const Target t = builtin_target("kv260");
+  return t;
+}
+
+Graph small_cnn(int experts, std::array<std::int64_t, 3> input = {32, 32, 3}) {
+  ZooSpec spec;
+  spec.params = 1'000'000;
+  spec.experts = experts;
+  spec.input = input;
+  spec.classes = 10;
+  return make_cnn(spec);
+}
+
+Plan split_with(const Graph& model, const CostModel& cost, Strategy strategy, int nodes,
+                const std::filesystem::path& dir, bool output_fix = true,
+                Objective objective = Objective::Latency) {
+  SplitOptions o;
+  o.nodes = nodes;
+  o.strategy = strategy;
+  o.objective = objective;
+  o.output_fix = output_fix;
+  o.cost_model = &cost;
+  SplitResult result = split_model(model, o);
+  write_split(result, dir);
+  return read_plan(dir);
+}
+
+double fragment_file_ms(const std::filesystem::path& dir, const PlanFragment& f) {
+  return predict_fragment_ms(read_xmodel(dir / f.file), kv260());
+}
+
+std::int64_t edge_bytes(const Plan& plan, const std::string& from, const std::string& to) {
+  std::int64_t bytes = 0;
+  for (const auto& e : plan.edges)
+    if (e.from == from && e.to == to) bytes += e.bytes;
+  return bytes;
+}
+
+TEST(TimingCost, RecordsItselfAndPricesTransfersAtTheLinkSpeed) {
+  TimingCostParams p;
+  p.link_gbps = 2.5;
+  const auto cost = make_timing_cost_model(kv260(), p);
+  EXPECT_EQ(cost->name(), "timing:kv260");
+  EXPECT_TRUE(cost->prices_fragments());
+  EXPECT_EQ(cost->parameters().at("link_gbps"), 2.5);
+  EXPECT_EQ(cost->parameters().at("clock_mhz"), kv260().clock_mhz);
+  EXPECT_EQ(cost->parameters().at("compute_efficiency"), kv260().compute_efficiency);
+  EXPECT_NEAR(cost->transfer_seconds(1'000'000),
+              p.link_latency_ms * 1e-3 + 1e6 * 8 / (2.5e9 * p.link_efficiency), 1e-12);
+  EXPECT_NEAR(cost->link_busy_seconds(1'000'000), 1e6 * 8 / (2.5e9 * p.link_efficiency), 1e-12);
+  EXPECT_EQ(cost->transfer_seconds(0), 0.0);
+  EXPECT_THROW(make_roofline_cost_model()->fragment_seconds(small_cnn(1)), Error);
+  p.link_gbps = 0;
+  EXPECT_THROW(make_timing_cost_model(kv260(), p), Error);
+}
+
+TEST(TimingCost, FragmentCostsArePredictOfTheFragmentFiles) {
+  ScratchDir dir;
+  const Graph model = small_cnn(3);
+  const auto cost = make_timing_cost_model(kv260());
+  int k = 0;
+  for (Strategy s : {Strategy::Experts, Strategy::Pipeline, Strategy::Replicate})
+    for (int nodes : {2, 3}) {
+      const auto where = dir.path() / std::to_string(k++);
+      const Plan plan = split_with(model, *cost, s, nodes, where);
+      EXPECT_EQ(plan.strategy, strategy_name(s));
+      EXPECT_EQ(plan.cost_model, "timing:kv260");
+      EXPECT_EQ(plan.cost_parameters.at("per_subgraph_us"), kv260().per_subgraph_us);
+      EXPECT_EQ(plan.link_gbps, 1.0);
+      for (const auto& f : plan.fragments) {
+        const double want = fragment_file_ms(where, f);
+        EXPECT_GT(want, 0) << f.name;
+        EXPECT_NEAR(f.cost.compute_ms, want, 1e-9 * want) << f.name;
+      }
+    }
+  // The roofline's prices differ (it knows neither padding nor subgraph launches alike).
+  const Plan roof = [&] {
+    SplitOptions o;
+    o.nodes = 2;
+    o.strategy = Strategy::Pipeline;
+    SplitResult r = split_model(model, o);
+    return r.plan;
+  }();
+  EXPECT_EQ(roof.cost_model, "roofline");
+}
+
+// A 2-stage pipeline on two nodes: latency = in + stage0 + boundary + stage1 + out, and the
+// throughput is set by the busiest of the two nodes and the three links.
+TEST(TimingCost, PipelineLatencyIsTheSumOfPredictAndTransfers) {
+  ScratchDir dir;
+  const Graph model = small_cnn(1);
+  for (double gbps : {1.0, 0.1}) {
+    TimingCostParams p;
+    p.link_gbps = gbps;
+    const auto cost = make_timing_cost_model(kv260(), p);
+    const auto where = dir.path() / std::to_string(gbps);
+    const Plan plan = split_with(model, *cost, Strategy::Pipeline, 2, where);
+    ASSERT_EQ(plan.fragments.size(), 2u);
+    const auto& s0 = plan.fragments[0];
+    const auto& s1 = plan.fragments[1];
+    ASSERT_NE(s0.nodes, s1.nodes);
+    const double f0 = fragment_file_ms(where, s0) * 1e-3;
+    const double f1 = fragment_file_ms(where, s1) * 1e-3;
+    const std::int64_t in = edge_bytes(plan, "model", s0.name);
+    const std::int64_t mid = edge_bytes(plan, s0.name, s1.name);
+    const std::int64_t out = edge_bytes(plan, s1.name, "model");
+    ASSERT_GT(in, 0);
+    ASSERT_GT(mid, 0);
+    ASSERT_GT(out, 0);
+    EXPECT_EQ(plan.predicted.wire_bytes_per_frame, mid);
+    EXPECT_EQ(plan.predicted.io_bytes_per_frame, in + out);
+    const double latency = cost->transfer_seconds(in) + f0 + cost->transfer_seconds(mid) + f1 +
+                           cost->transfer_seconds(out);
+    EXPECT_NEAR(plan.predicted.latency_ms, latency * 1e3, 1e-9) << gbps << " Gb/s";
+    const double busiest = std::max({f0, f1, cost->link_busy_seconds(in),
+                                     cost->link_busy_seconds(mid), cost->link_busy_seconds(out)});
+    EXPECT_NEAR(plan.predicted.throughput_fps, 1.0 / busiest, 1e-6 / busiest) << gbps;
+  }
+}
+
+// Latency first: with a fast link the experts' parallel branches pay; over a slow link every
+// boundary tensor costs more than it saves and the whole model on one node wins.
+TEST(TimingCost, AutoFollowsTheLinkSpeed) {
+  ScratchDir dir;
+  ZooSpec spec;
+  spec.params = 4'000'000;
+  spec.experts = 2;
+  spec.input = {112, 112, 3};
+  spec.classes = 10;
+  const Graph model = make_cnn(spec);
+  std::map<double, Plan> plans;
+  for (double gbps : {10.0, 0.01}) {
+    TimingCostParams p;
+    p.link_gbps = gbps;
+    const auto cost = make_timing_cost_model(kv260(), p);
+    plans[gbps] = split_with(model, *cost, Strategy::Auto, 2, dir.path() / std::to_string(gbps));
+    for (const auto& c : plans[gbps].candidates) {
+      if (c.note.empty() && c.strategy != plans[gbps].strategy) {
+        EXPECT_GE(c.predicted.latency_ms, plans[gbps].predicted.latency_ms) << c.strategy;
+      }
+    }
+  }
+  EXPECT_NE(plans[10.0].strategy, "replicate");
+  EXPECT_GT(plans[10.0].predicted.wire_bytes_per_frame, 0);
+  EXPECT_EQ(plans[0.01].strategy, "replicate");
+  EXPECT_EQ(plans[0.01].predicted.wire_bytes_per_frame, 0);
+}
+
+// --no-output-fix: the first stage ends before its fix, so `predict` moves its trailing
+// conv to the CPU with the boundary slowdown, and the plan's cost says so too.
+TEST(TimingCost, UnfixedBoundaryShowsInPredict) {
+  ScratchDir dir;
+  const Graph model = testing::chain_model(4, 32);
+  const auto cost = make_timing_cost_model(kv260());
+  const Plan fixed = split_with(model, *cost, Strategy::Pipeline, 2, dir.path() / "fixed");
+  const Plan naive = split_with(model, *cost, Strategy::Pipeline, 2, dir.path() / "naive", false);
+  ASSERT_EQ(naive.fragments.size(), 2u);
+  ASSERT_FALSE(naive.fragments[0].outputs.at(0).fixed);
+
+  const Graph with_fix_graph = read_xmodel(dir.path() / "fixed" / fixed.fragments[0].file);
+  const Graph without_graph = read_xmodel(dir.path() / "naive" / naive.fragments[0].file);
+  const Prediction with_fix = predict(with_fix_graph, kv260());
+  const Prediction without = predict(without_graph, kv260());
+  EXPECT_EQ(with_fix.cpu_ms, 0.0);
+  int trailing = 0;
+  for (const auto& t : without.ops) {
+    if (t.engine != Engine::Cpu) continue;
+    ++trailing;
+    EXPECT_NE(t.cpu_reason.find("output not produced by a fix op"), std::string::npos);
+    // A conv the DPU could run, priced at its DPU time times the boundary slowdown.
+    const auto on_dpu = time_op(without_graph, without_graph.op(t.op), kv260(), Engine::Dpu);
+    ASSERT_TRUE(on_dpu.has_value());
+    EXPECT_EQ(on_dpu->engine, Engine::Dpu);
+    EXPECT_NEAR(t.ms, on_dpu->ms * kv260().boundary_slowdown, 1e-9 * t.ms);
+  }
+  EXPECT_EQ(trailing, 1) << "the trailing conv, and only it";
+  EXPECT_GT(without.cpu_ms, 0.0);
+  EXPECT_NEAR(naive.fragments[0].cost.compute_ms, without.frame_ms, 1e-9 * without.frame_ms);
+  EXPECT_GT(naive.predicted.latency_ms, fixed.predicted.latency_ms);
+}
+
+}  // namespace
+}  // namespace dpushard
