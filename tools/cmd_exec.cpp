@@ -19,7 +19,7 @@
 #include "dpushard/error.hpp"
 #include "dpushard/numerics.hpp"
 #include "dpushard/xmodel.hpp"
-#include "npy.hpp"
+#include "npy_input.hpp"
 
 namespace dpushard::cli {
 namespace {
@@ -34,47 +34,19 @@ struct ExecOptions {
   bool json = false;
 };
 
-// An int8 input from a .npy file: int8 values as they are, float32 values quantized with
-// the round mode of the input's fix op.
-QTensor input_from_npy(const std::string& path, const QTensor& spec, const Graph& graph) {
-  const NpyArray array = read_npy(path);
-  QTensor t{spec.name, spec.shape, spec.fix_point, {}};
-  if (array.shape != spec.shape) {
-    std::ostringstream msg;
-    msg << path << ": shape (";
-    for (std::size_t i = 0; i < array.shape.size(); ++i) msg << (i ? "," : "") << array.shape[i];
-    msg << ") does not match input '" << spec.name << "' (";
-    for (std::size_t i = 0; i < spec.shape.size(); ++i) msg << (i ? "," : "") << spec.shape[i];
-    msg << ")";
-    throw Error(msg.str());
-  }
-  if (array.type == NpyArray::Type::Int8) {
-    t.data = array.int8;
-    return t;
-  }
-  const RoundMode mode =
-      parse_round_mode(string_attr(graph.op(spec.name).attrs, "round_mode", "DPU_ROUND"));
-  t.data.reserve(array.float32.size());
-  for (std::size_t i = 0; i < array.float32.size(); ++i) {
-    if (!std::isfinite(array.float32[i]))
-      throw Error(path + ": value at index " + std::to_string(i) + " is not finite");
-    t.data.push_back(quantize(double{array.float32[i]}, spec.fix_point, mode));
-  }
-  return t;
-}
-
 std::vector<QTensor> make_inputs(const ExecOptions& o, const Graph& graph) {
-  std::vector<QTensor> specs = input_specs(graph);
-  if (!o.inputs.empty() && o.inputs.size() != specs.size())
-    throw Error(o.file + ": the model has " + std::to_string(specs.size()) + " inputs, got " +
-                std::to_string(o.inputs.size()) + " --input files");
-  std::vector<QTensor> inputs;
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const QTensor& spec = specs[i];
-    inputs.push_back(o.inputs.empty()
-                         ? random_qtensor(spec.name, spec.shape, spec.fix_point, o.seed)
-                         : input_from_npy(o.inputs[i], spec, graph));
+  const std::vector<QTensor> specs = input_specs(graph);
+  if (!o.inputs.empty()) {
+    std::vector<InputSpec> wanted;
+    for (const QTensor& spec : specs)
+      wanted.push_back(
+          {spec.name, spec.shape, spec.fix_point,
+           parse_round_mode(string_attr(graph.op(spec.name).attrs, "round_mode", "DPU_ROUND"))});
+    return inputs_from_npy(o.inputs, wanted, o.file);
   }
+  std::vector<QTensor> inputs;
+  for (const QTensor& spec : specs)
+    inputs.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, o.seed));
   return inputs;
 }
 

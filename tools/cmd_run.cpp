@@ -1,18 +1,22 @@
-// dpushard run PLAN_DIR --local [--backend ref|cpu] [--seed S] [--threads T] [--json]
+// dpushard run PLAN_DIR --local [--backend ref|cpu] [--input FILE.npy ... | --seed S]
+//                               [--threads T] [--json]
 // Runs a split plan's fragments in plan order in this process and reports the model's
 // outputs exactly as `dpushard exec` does, so their sha256 can be compared with the whole
-// model's. (Runs over a cluster arrive with the cluster module.)
+// model's. Inputs are seeded random int8 tensors, or .npy files (one per model input, as
+// `exec --input`: int8 as is, float32 quantized with the input's fix point).
 
 #include <chrono>
 #include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/plan.hpp"
+#include "npy_input.hpp"
 #include "run_cluster.hpp"
 
 namespace dpushard::cli {
@@ -23,6 +27,7 @@ struct RunOptions {
   bool local = false;
   std::string backend = "ref";
   std::uint64_t seed = 0;
+  std::vector<std::string> inputs;  // .npy files, one per model input
   int threads = 1;
   bool json = false;
 };
@@ -35,8 +40,15 @@ int run_run(const RunOptions& o) {
   using Clock = std::chrono::steady_clock;
   const Plan plan = read_plan(o.plan_dir);
   std::vector<QTensor> inputs;
-  for (const auto& t : plan.model_inputs)
-    inputs.push_back(random_qtensor(t.name, t.shape, t.fix_point, o.seed));
+  if (!o.inputs.empty()) {
+    std::vector<InputSpec> specs;
+    for (const auto& t : plan.model_inputs)
+      specs.push_back({t.name, t.shape, t.fix_point, t.round_mode});
+    inputs = inputs_from_npy(o.inputs, specs, o.plan_dir);
+  } else {
+    for (const auto& t : plan.model_inputs)
+      inputs.push_back(random_qtensor(t.name, t.shape, t.fix_point, o.seed));
+  }
   LocalRunOptions options;
   options.backend = o.backend;
   options.threads = o.threads;
@@ -88,14 +100,19 @@ Command add_run_command(CLI::App& app) {
                return names;
              }())
       ->capture_default_str();
-  sub->add_option("--seed", o.seed, "Seed of the random int8 inputs (as exec --seed)")
-      ->capture_default_str();
+  auto* seed = sub->add_option("--seed", o.seed, "Seed of the random int8 inputs (as exec --seed)")
+                   ->capture_default_str();
+  sub->add_option("--input", o.inputs,
+                  "--local: one .npy per model input (int8 as is, float32 quantized)")
+      ->excludes(seed);
   sub->add_option("--threads", o.threads, "Worker threads for backends that use them")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   sub->add_flag("--json", o.json, "Print the result as one JSON object on stdout");
   const auto cluster = add_cluster_run_options(*sub);  // --cluster: tools/run_cluster.cpp
   return {sub, [options, cluster] {
+            if (!cluster->cluster_file.empty() && !options->inputs.empty())
+              throw Error("run: --input works with --local only (cluster runs use --seed)");
             if (!cluster->cluster_file.empty())
               return run_cluster(options->plan_dir, *cluster, options->seed, options->json);
             return run_run(*options);

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -45,7 +46,9 @@ Result run_cli(const ScratchDir& dir, const std::string& args) {
 
 std::vector<std::string> output_hashes(const std::string& out) {
   std::vector<std::string> hashes;
-  for (const auto& t : json::parse(out).at("outputs")) hashes.push_back(t.at("sha256"));
+  const json j = json::parse(out);  // kept alive: the loop walks a member of it
+  for (const auto& t : j.at("outputs")) hashes.push_back(t.at("sha256").get<std::string>());
+  EXPECT_FALSE(hashes.empty()) << out;
   return hashes;
 }
 
@@ -95,6 +98,116 @@ TEST(CliSplit, BadInputIsOneErrorLine) {
     EXPECT_THAT(r.err, HasSubstr("dpushard: error: ")) << args;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": " << r.err;
   }
+}
+
+std::string npy(const std::string& descr, const std::string& shape, const std::string& data) {
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string bytes = "\x93NUMPY";
+  bytes += '\x01';
+  bytes += '\x00';
+  bytes += static_cast<char>(header.size() & 0xFF);
+  bytes += static_cast<char>(header.size() >> 8);
+  return bytes + header + data;
+}
+
+// run --local --input: the same .npy gives the same outputs as exec --input on the whole
+// model, int8 taken as is and float32 quantized with the input's fix point.
+TEST(CliSplit, RunLocalTakesNpyInputs) {
+  ScratchDir dir;
+  const std::string resnet = quoted(testing::fixture(testing::kResNetInt).string());
+  const std::string plan = quoted((dir / "plan").string());
+  ASSERT_EQ(run_cli(dir, "split " + resnet + " --nodes 3 --strategy pipeline -o " + plan).exit_code,
+            0);
+  std::string int8, floats;
+  for (int i = 0; i < 32 * 32 * 3; ++i) {
+    const auto q = static_cast<std::int8_t>((i * 37) % 255 - 127);
+    int8 += static_cast<char>(q);
+    const float f = static_cast<float>(q) / 32.0f + 0.001f;  // fix point 5: rounds back to q
+    char raw[4];
+    std::memcpy(raw, &f, 4);
+    floats.append(raw, 4);
+  }
+  testing::write_bytes(dir / "x8.npy", npy("|i1", "(1, 32, 32, 3)", int8));
+  testing::write_bytes(dir / "xf.npy", npy("<f4", "(1, 32, 32, 3)", floats));
+  const std::string x8 = quoted((dir / "x8.npy").string());
+  const std::string xf = quoted((dir / "xf.npy").string());
+  const Result exec = run_cli(dir, "exec " + resnet + " --input " + x8 + " --json");
+  const Result run8 = run_cli(dir, "run " + plan + " --local --input " + x8 + " --json");
+  const Result runf = run_cli(dir, "run " + plan + " --local --input " + xf + " --json");
+  const Result seeded = run_cli(dir, "run " + plan + " --local --json");
+  ASSERT_EQ(exec.exit_code, 0) << exec.err;
+  ASSERT_EQ(run8.exit_code, 0) << run8.err;
+  ASSERT_EQ(runf.exit_code, 0) << runf.err;
+  ASSERT_EQ(seeded.exit_code, 0) << seeded.err;
+  EXPECT_EQ(json::parse(run8.out).at("inputs"), json::parse(exec.out).at("inputs"));
+  EXPECT_EQ(json::parse(runf.out).at("inputs"), json::parse(exec.out).at("inputs"));
+  EXPECT_EQ(output_hashes(run8.out), output_hashes(exec.out));
+  EXPECT_EQ(output_hashes(runf.out), output_hashes(exec.out));
+  EXPECT_NE(output_hashes(seeded.out), output_hashes(exec.out));
+
+  // Bad inputs: one line naming the file (or the plan) and what is wrong.
+  testing::write_bytes(dir / "shape.npy", npy("|i1", "(1, 32, 32)", int8.substr(0, 1024)));
+  testing::write_bytes(dir / "dtype.npy", npy("<i4", "(1,)", "abcd"));
+  testing::write_bytes(dir / "nan.npy", npy("<f4", "(1, 32, 32, 3)",
+                                            std::string("\x00\x00\xc0\x7f", 4) + floats.substr(4)));
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"--input " + quoted((dir / "shape.npy").string()), "shape (1,32,32) does not match input"},
+      {"--input " + quoted((dir / "dtype.npy").string()), "dtype '<i4'"},
+      {"--input " + quoted((dir / "nan.npy").string()), "not finite"},
+      {"--input " + quoted((dir / "none.npy").string()), "none.npy: cannot open"},
+      {"--input " + x8 + " --input " + x8, "has 1 input, got 2 --input files"},
+  };
+  for (const auto& [args, problem] : bad) {
+    const Result r = run_cli(dir, "run " + plan + " --local " + args);
+    EXPECT_EQ(r.exit_code, 1) << args;
+    EXPECT_THAT(r.err, HasSubstr(problem)) << args;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+  EXPECT_NE(run_cli(dir, "run " + plan + " --local --seed 2 --input " + x8).exit_code, 0);
+}
+
+// split --target kv260 prices fragments with `predict`; a --no-output-fix fragment shows
+// the boundary penalty there (its trailing conv on the CPU).
+TEST(CliSplit, TargetPricesFragmentsWithPredict) {
+  ScratchDir dir;
+  const std::string resnet = quoted(testing::fixture(testing::kResNetInt).string());
+  for (const bool fix : {true, false}) {
+    const std::string plan = quoted((dir / (fix ? "fixed" : "naive")).string());
+    const Result split = run_cli(dir, "split " + resnet +
+                                          " --nodes 2 --strategy pipeline --target kv260 "
+                                          "--link-gbps 2.5 --json -o " +
+                                          plan + (fix ? "" : " --no-output-fix"));
+    ASSERT_EQ(split.exit_code, 0) << split.err;
+    const json j = json::parse(split.out);
+    EXPECT_EQ(j.at("cost_model"), "timing:kv260");
+    EXPECT_EQ(j.at("link_gbps"), 2.5);
+    ASSERT_EQ(j.at("fragments").size(), 2u);
+    for (const auto& f : j.at("fragments")) {
+      const std::string file = (dir / (fix ? "fixed" : "naive") / f.at("file")).string();
+      const Result predict = run_cli(dir, "predict " + quoted(file) + " --target kv260 --json");
+      ASSERT_EQ(predict.exit_code, 0) << predict.err;
+      const json p = json::parse(predict.out);
+      const double ms = f.at("compute_ms");
+      EXPECT_NEAR(ms, p.at("frame_ms").get<double>(), 1e-9 * ms) << file;
+      const bool first = f.at("name") == j.at("fragments")[0].at("name");
+      if (fix || !first) {
+        EXPECT_TRUE(p.at("cpu_ops").empty()) << file;
+        continue;
+      }
+      ASSERT_EQ(p.at("cpu_ops").size(), 1u) << file;
+      EXPECT_THAT(p.at("cpu_ops")[0].at("reason").get<std::string>(),
+                  HasSubstr("output not produced by a fix op"));
+      EXPECT_GT(p.at("cpu_ms").get<double>(), 0.0);
+    }
+  }
+  const Result bad = run_cli(
+      dir, "split " + resnet + " --nodes 2 --target nosuch -o " + quoted((dir / "x").string()));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("nosuch"));
 }
 
 TEST(CliMicro, ListsAndWritesTheSuite) {
