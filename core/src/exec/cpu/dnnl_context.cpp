@@ -96,4 +96,32 @@ void DnnlKernel::run(ref::Slots& slots) {
                    slots[out_slot_].data.data());
 }
 
+FusedDnnlKernel::FusedDnnlKernel(dnnl::primitive primitive, const dnnl::memory::desc& src_md,
+                                 const dnnl::memory::desc& dst_md,
+                                 const dnnl::memory::desc& scratch_md, dnnl::memory weights,
+                                 std::vector<float> bias, ref::SlotId src_slot,
+                                 ref::SlotId out_slot)
+    : primitive_(std::move(primitive)),
+      src_(src_md, cpu_engine(), DNNL_MEMORY_NONE),
+      dst_(dst_md, cpu_engine(), DNNL_MEMORY_NONE),
+      scratch_(scratch_md, cpu_engine()),
+      weights_(std::move(weights)),
+      bias_values_(std::move(bias)),
+      bias_(dnnl::memory::desc({static_cast<dnnl::memory::dim>(bias_values_.size())},
+                               dnnl::memory::data_type::f32, dnnl::memory::format_tag::a),
+            cpu_engine(), bias_values_.data()),
+      src_slot_(src_slot),
+      out_slot_(out_slot) {}
+
+void FusedDnnlKernel::run(ref::Slots& slots) {
+  src_.set_data_handle(slots[src_slot_].data.data());
+  dst_.set_data_handle(slots[out_slot_].data.data());
+  primitive_.execute(cpu_stream(), {{DNNL_ARG_SRC, src_},
+                                    {DNNL_ARG_WEIGHTS, weights_},
+                                    {DNNL_ARG_BIAS, bias_},
+                                    {DNNL_ARG_DST, dst_},
+                                    {DNNL_ARG_SCRATCHPAD, scratch_}});
+  cpu_stream().wait();
+}
+
 }  // namespace dpushard::cpu

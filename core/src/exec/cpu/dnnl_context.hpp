@@ -65,4 +65,22 @@ class DnnlKernel final : public ref::Kernel {
   Requantizer requantizer_;
 };
 
+// A conv or matmul primitive with the chain's requantisation fused (fused_epilogue.hpp):
+// s8 src, constant s8 weights, f32 bias, s8 dst written straight into the output slot.
+class FusedDnnlKernel final : public ref::Kernel {
+ public:
+  FusedDnnlKernel(dnnl::primitive primitive, const dnnl::memory::desc& src_md,
+                  const dnnl::memory::desc& dst_md, const dnnl::memory::desc& scratch_md,
+                  dnnl::memory weights, std::vector<float> bias, ref::SlotId src_slot,
+                  ref::SlotId out_slot);
+  void run(ref::Slots& slots) override;
+
+ private:
+  dnnl::primitive primitive_;
+  dnnl::memory src_, dst_, scratch_, weights_;
+  std::vector<float> bias_values_;
+  dnnl::memory bias_;
+  ref::SlotId src_slot_, out_slot_;
+};
+
 }  // namespace dpushard::cpu

@@ -3,6 +3,7 @@
 // contribute zero, as the ref kernel's skipped taps do.
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -11,6 +12,7 @@
 #include "dnnl_kernels.hpp"
 #include "dpushard/attr.hpp"
 #include "exact_sums.hpp"
+#include "fused_epilogue.hpp"
 
 namespace dpushard::cpu {
 
@@ -69,35 +71,58 @@ std::unique_ptr<ref::Kernel> make_dnnl_conv(const ref::Chain& chain,
   const memory::desc w_plain(w_dims, Type::s8, w_strides);
   const memory::desc w_any(w_dims, Type::s8, Tag::any);
 
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   // oneDNN pads with zero and dilation 0 means dense.
-  const dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md, w_any,
-      dst_md, {stride_h, stride_w}, {dilation_h - 1, dilation_w - 1}, {pad[2], pad[0]},
-      {pad_bottom, pad_right});
-  dnnl::convolution_forward::primitive_desc pd;
-  try {
-    pd = dnnl::convolution_forward::primitive_desc(desc, attr, cpu_engine());
-  } catch (const dnnl::error&) {
-    return nullptr;  // a geometry oneDNN does not implement: the ref kernel runs it
-  }
+  const auto conv_pd = [&](const memory::desc& dst, const memory::desc* bias_md,
+                           const dnnl::primitive_attr& attr)
+      -> std::optional<dnnl::convolution_forward::primitive_desc> {
+    try {
+      const auto desc =
+          bias_md ? dnnl::convolution_forward::desc(
+                        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                        src_md, w_any, *bias_md, dst, {stride_h, stride_w},
+                        {dilation_h - 1, dilation_w - 1}, {pad[2], pad[0]}, {pad_bottom, pad_right})
+                  : dnnl::convolution_forward::desc(
+                        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                        src_md, w_any, dst, {stride_h, stride_w}, {dilation_h - 1, dilation_w - 1},
+                        {pad[2], pad[0]}, {pad_bottom, pad_right});
+      return dnnl::convolution_forward::primitive_desc(desc, attr, cpu_engine());
+    } catch (const dnnl::error&) {
+      return std::nullopt;  // a geometry oneDNN does not implement
+    }
+  };
   // Output channel of each plain weight: OHWI rows, or the last axis for depthwise.
   const auto per_channel = static_cast<std::size_t>(kh * kw * ic_g);
   const auto channel_of = [=](std::size_t i) -> std::int64_t {
     return depthwise ? static_cast<std::int64_t>(i % static_cast<std::size_t>(in_c))
                      : static_cast<std::int64_t>(i / per_channel);
   };
-  auto weights = exact_weights(w_plain, pd.weights_desc(), wt.data, out_c, channel_of);
-  if (!weights) return nullptr;  // sums beyond float precision even split: ref runs it
-
   const Alignment a = align(lowering, xt.fix_point + wt.fix_point, b);
+  const QTensor* bias = b ? &lowering.slot(*b) : nullptr;
+
+  // The whole chain in oneDNN when that is exact (fused_epilogue.hpp).
+  if (weight_sums_exact(wt.data, out_c, channel_of))
+    if (auto fused = fused_epilogue(chain, a.acc_exp, a.acc_align, a.bias_align, bias, out_c)) {
+      const memory::desc y_md({batch, out_c, yt.shape[1], yt.shape[2]}, Type::s8, Tag::nhwc);
+      const memory::desc bias_md({out_c}, Type::f32, Tag::a);
+      if (const auto pd = conv_pd(y_md, &bias_md, fused->attr))
+        return std::make_unique<FusedDnnlKernel>(
+            dnnl::convolution_forward(*pd), pd->src_desc(), pd->dst_desc(), pd->scratchpad_desc(),
+            reorder_weights(w_plain, pd->weights_desc(), wt.data), std::move(fused->bias), x,
+            chain.out);
+    }
+
+  // Otherwise exact s32 sums, then dpushard's requantizer.
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const auto pd = conv_pd(dst_md, nullptr, attr);
+  if (!pd) return nullptr;  // the ref kernel runs it
+  auto weights = exact_weights(w_plain, pd->weights_desc(), wt.data, out_c, channel_of);
+  if (!weights) return nullptr;  // sums beyond float precision even split: ref runs it
   const std::int64_t pixels = batch * yt.shape[1] * yt.shape[2];
   return std::make_unique<DnnlKernel>(
-      dnnl::convolution_forward(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
-      pd.scratchpad_desc(), std::move(*weights), x, std::nullopt, chain.out, pixels, out_c,
-      Requantizer(chain, a.acc_exp, a.acc_align, a.bias_align, b ? &lowering.slot(*b) : nullptr,
-                  out_c));
+      dnnl::convolution_forward(*pd), pd->src_desc(), pd->weights_desc(), pd->dst_desc(),
+      pd->scratchpad_desc(), std::move(*weights), x, std::nullopt, chain.out, pixels, out_c,
+      Requantizer(chain, a.acc_exp, a.acc_align, a.bias_align, bias, out_c));
 }
 
 }  // namespace dpushard::cpu
