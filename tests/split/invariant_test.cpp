@@ -1,7 +1,7 @@
 // The invariant: for zoo models (CNN and ConvViT, several expert counts) and the real
 // ResNet-20 fixture, on 1 to 4 nodes and with every strategy, running the plan's fragments
 // in plan order gives outputs bit-identical to the whole model on the ref backend.
-// (An imported torchvision model joins this list with the ONNX importer.)
+// (The imported torchvision resnet18 has its own test: torchvision_test.cpp.)
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
