@@ -166,5 +166,22 @@ TEST(CliExec, BadBackendAndOptions) {
   EXPECT_THAT(missing.err, HasSubstr("none.xmodel"));
 }
 
+// Without -DDPUSHARD_WITH_VART=ON, asking for the real-DPU backend says how to get it.
+TEST(CliExec, VartNotBuiltHere) {
+#ifdef DPUSHARD_WITH_VART
+  GTEST_SKIP() << "this build has the vart backend";
+#endif
+  ScratchDir dir;
+  const std::string message =
+      "dpushard: error: backend 'vart' is not built here: configure with "
+      "-DDPUSHARD_WITH_VART=ON where Vitis AI's runtime is installed\n";
+  const Result exec = run_cli(dir, "exec " + resnet() + " --backend vart");
+  EXPECT_EQ(exec.exit_code, 1);
+  EXPECT_EQ(exec.err, message);
+  const Result worker = run_cli(dir, "worker --listen 127.0.0.1:0 --backend vart");
+  EXPECT_EQ(worker.exit_code, 1);
+  EXPECT_EQ(worker.err, message);
+}
+
 }  // namespace
 }  // namespace dpushard

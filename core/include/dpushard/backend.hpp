@@ -48,7 +48,8 @@ std::vector<std::string> backend_names();
 // Creates a backend by name; throws dpushard::Error listing the known names.
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options = {});
 
-// The int8 input specs of a graph (name = data op's fix op, shape, fix_point), in order.
+// The int8 input specs of a graph (name = data op's fix op, shape, fix_point), in order. In
+// a compiled graph the `data-fix` input op is its own spec (its output tensor's fix_point).
 std::vector<QTensor> input_specs(const Graph& graph);
 
 }  // namespace dpushard

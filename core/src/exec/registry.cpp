@@ -67,6 +67,10 @@ std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOption
       if (entry.first == name) factory = entry.second;
   }
   if (factory) return factory(options);
+  if (name == "vart")  // optional at build time (dpushard/vart_backend.hpp)
+    throw Error(
+        "backend 'vart' is not built here: configure with -DDPUSHARD_WITH_VART=ON where Vitis "
+        "AI's runtime is installed");
   std::string known;
   for (const auto& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
   throw Error("unknown backend '" + std::string(name) + "' (known: " + known + ")");
@@ -75,6 +79,12 @@ std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOption
 std::vector<QTensor> input_specs(const Graph& graph) {
   std::vector<QTensor> specs;
   for (const Op* data : graph.inputs()) {
+    if (data->type == "data-fix") {  // compiled files: the input op is itself fixed-point
+      const auto fix_point = fix_point_of(graph, data->name);
+      if (!fix_point) throw Error("input '" + data->name + "' has no fix_point attribute");
+      specs.push_back(QTensor{data->name, data->output.shape, *fix_point, {}});
+      continue;
+    }
     const Op* fix = nullptr;
     for (const Op* consumer : graph.consumers(data->name))
       if (consumer->type == "fix") {
