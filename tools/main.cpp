@@ -10,11 +10,17 @@
 #ifdef DPUSHARD_HAVE_CPU_BACKEND
 #include "dpushard/cpu_backend.hpp"
 #endif
+#ifdef DPUSHARD_HAVE_VART_BACKEND
+#include "dpushard/vart_backend.hpp"
+#endif
 
 int main(int argc, char** argv) {
   dpushard::register_sim_backend();  // sim lives outside dpushard_exec (docs/perf.md)
 #ifdef DPUSHARD_HAVE_CPU_BACKEND
   dpushard::register_cpu_backend();  // cpu needs oneDNN, so it lives outside dpushard_exec
+#endif
+#ifdef DPUSHARD_HAVE_VART_BACKEND
+  dpushard::register_vart_backend();  // vart needs Vitis AI's runtime (docs/vart.md)
 #endif
   CLI::App app{"dpushard: split int8 networks across KV260 DPU boards and measure scaling"};
   app.require_subcommand(1);

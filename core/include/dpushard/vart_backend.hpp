@@ -1,0 +1,24 @@
+#pragma once
+// The `vart` backend: runs compiled fragments on a real DPU through Vitis AI's runtime
+// (VART and XIR; docs/vart.md). It lives in its own library, dpushard_exec_vart, built only
+// with -DDPUSHARD_WITH_VART=ON where that runtime is installed (the KV260 board image, the
+// Vitis AI docker). Programs call register_vart_backend() once at startup, after which
+// make_backend("vart", options) finds it; without it make_backend("vart") says how to build
+// it. BackendOptions::threads sets how many DPU runners (one per concurrent caller) it opens.
+//
+// load() takes a fragment compiled by vai_c_xir whose only DPU subgraph computes the whole
+// fragment (see core/src/exec/vart/dpu_binding.hpp); run() takes the same int8 NHWC inputs
+// as every backend and returns the DPU's int8 outputs with the runner's fix points.
+
+#include <memory>
+
+#include "dpushard/backend.hpp"
+
+namespace dpushard {
+
+// Adds "vart" to the backend registry. Idempotent.
+void register_vart_backend();
+
+std::unique_ptr<Backend> make_vart_backend(const BackendOptions& options);
+
+}  // namespace dpushard
