@@ -98,7 +98,8 @@ void DnnlKernel::run(ref::Slots& slots) {
 
 FusedDnnlKernel::FusedDnnlKernel(dnnl::primitive primitive, const dnnl::memory::desc& src_md,
                                  const dnnl::memory::desc& dst_md,
-                                 const dnnl::memory::desc& scratch_md, dnnl::memory weights,
+                                 const dnnl::memory::desc& scratch_md,
+                                 const dnnl::memory::desc& bias_md, dnnl::memory weights,
                                  std::vector<float> bias, ref::SlotId src_slot,
                                  ref::SlotId out_slot)
     : primitive_(std::move(primitive)),
@@ -107,9 +108,7 @@ FusedDnnlKernel::FusedDnnlKernel(dnnl::primitive primitive, const dnnl::memory::
       scratch_(scratch_md, cpu_engine()),
       weights_(std::move(weights)),
       bias_values_(std::move(bias)),
-      bias_(dnnl::memory::desc({static_cast<dnnl::memory::dim>(bias_values_.size())},
-                               dnnl::memory::data_type::f32, dnnl::memory::format_tag::a),
-            cpu_engine(), bias_values_.data()),
+      bias_(bias_md, cpu_engine(), bias_values_.data()),
       src_slot_(src_slot),
       out_slot_(out_slot) {}
 

@@ -71,8 +71,8 @@ class FusedDnnlKernel final : public ref::Kernel {
  public:
   FusedDnnlKernel(dnnl::primitive primitive, const dnnl::memory::desc& src_md,
                   const dnnl::memory::desc& dst_md, const dnnl::memory::desc& scratch_md,
-                  dnnl::memory weights, std::vector<float> bias, ref::SlotId src_slot,
-                  ref::SlotId out_slot);
+                  const dnnl::memory::desc& bias_md, dnnl::memory weights, std::vector<float> bias,
+                  ref::SlotId src_slot, ref::SlotId out_slot);
   void run(ref::Slots& slots) override;
 
  private:

@@ -107,8 +107,8 @@ std::unique_ptr<ref::Kernel> make_dnnl_conv(const ref::Chain& chain,
       if (const auto pd = conv_pd(y_md, &bias_md, fused->attr))
         return std::make_unique<FusedDnnlKernel>(
             dnnl::convolution_forward(*pd), pd->src_desc(), pd->dst_desc(), pd->scratchpad_desc(),
-            reorder_weights(w_plain, pd->weights_desc(), wt.data), std::move(fused->bias), x,
-            chain.out);
+            pd->bias_desc(), reorder_weights(w_plain, pd->weights_desc(), wt.data),
+            std::move(fused->bias), x, chain.out);
     }
 
   // Otherwise exact s32 sums, then dpushard's requantizer.

@@ -11,6 +11,7 @@
 #include "dnnl_kernels.hpp"
 #include "dpushard/attr.hpp"
 #include "exact_sums.hpp"
+#include "fused_epilogue.hpp"
 
 namespace dpushard::cpu {
 
@@ -80,6 +81,36 @@ std::unique_ptr<ref::Kernel> make_dnnl_matmul(const ref::Chain& chain,
       constant_b ? memory::desc({b_batch, g.k, g.n}, Type::s8, memory::format_tag::any) : w_plain;
   const memory::desc dst_md({g.batch, g.m, g.n}, Type::s32, memory::format_tag::abc);
 
+  const Alignment al = align(lowering, at.fix_point + bt.fix_point, bias);
+  const QTensor* bias_values = bias ? &lowering.slot(*bias) : nullptr;
+  // Output column (per batch of b) of each plain weight.
+  const auto k = static_cast<std::size_t>(g.k), n = static_cast<std::size_t>(g.n);
+  const bool transposed = g.transpose_b;
+  const auto channel_of = [=](std::size_t i) -> std::int64_t {
+    const std::size_t batch = i / (k * n), within = i % (k * n);
+    return static_cast<std::int64_t>(batch * n + (transposed ? within / k : within % n));
+  };
+
+  // The whole chain in oneDNN when that is exact (fused_epilogue.hpp): constant weights
+  // shared by every batch, so the bias is one row.
+  if (constant_b && b_batch == 1 && weight_sums_exact(bt.data, g.n, channel_of))
+    if (auto fused =
+            fused_epilogue(chain, al.acc_exp, al.acc_align, al.bias_align, bias_values, g.n)) {
+      const memory::desc y_md({g.batch, g.m, g.n}, Type::s8, memory::format_tag::abc);
+      const memory::desc bias_md({1, 1, g.n}, Type::f32, memory::format_tag::abc);
+      try {
+        const dnnl::matmul::primitive_desc fused_pd(dnnl::matmul::desc(src_md, w_md, bias_md, y_md),
+                                                    fused->attr, cpu_engine());
+        return std::make_unique<FusedDnnlKernel>(
+            dnnl::matmul(fused_pd), fused_pd.src_desc(), fused_pd.dst_desc(),
+            fused_pd.scratchpad_desc(), fused_pd.bias_desc(),
+            reorder_weights(w_plain, fused_pd.weights_desc(), bt.data), std::move(fused->bias), a,
+            chain.out);
+      } catch (const dnnl::error&) {
+        // not implemented fused: the s32 path below
+      }
+    }
+
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::matmul::primitive_desc pd;
@@ -90,24 +121,15 @@ std::unique_ptr<ref::Kernel> make_dnnl_matmul(const ref::Chain& chain,
   }
   std::vector<memory> weights;
   if (constant_b) {
-    // Output column (per batch of b) of each plain weight.
-    const auto k = static_cast<std::size_t>(g.k), n = static_cast<std::size_t>(g.n);
-    const bool transposed = g.transpose_b;
-    const auto channel_of = [=](std::size_t i) -> std::int64_t {
-      const std::size_t batch = i / (k * n), within = i % (k * n);
-      return static_cast<std::int64_t>(batch * n + (transposed ? within / k : within % n));
-    };
     auto exact = exact_weights(w_plain, pd.weights_desc(), bt.data, b_batch * g.n, channel_of);
     if (!exact) return nullptr;  // sums beyond float precision even split: ref runs it
     weights = std::move(*exact);
   }
-  const Alignment al = align(lowering, at.fix_point + bt.fix_point, bias);
-  return std::make_unique<DnnlKernel>(dnnl::matmul(pd), pd.src_desc(), pd.weights_desc(),
-                                      pd.dst_desc(), pd.scratchpad_desc(), std::move(weights), a,
-                                      constant_b ? std::nullopt : std::optional<ref::SlotId>(b),
-                                      chain.out, g.batch * g.m, g.n,
-                                      Requantizer(chain, al.acc_exp, al.acc_align, al.bias_align,
-                                                  bias ? &lowering.slot(*bias) : nullptr, g.n));
+  return std::make_unique<DnnlKernel>(
+      dnnl::matmul(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc(),
+      std::move(weights), a, constant_b ? std::nullopt : std::optional<ref::SlotId>(b), chain.out,
+      g.batch * g.m, g.n,
+      Requantizer(chain, al.acc_exp, al.acc_align, al.bias_align, bias_values, g.n));
 }
 
 }  // namespace dpushard::cpu
