@@ -14,10 +14,11 @@
 
 #include "dpushard/graph.hpp"
 #include "dpushard/oracle.hpp"
-#include "dpushard/perf.hpp"
 #include "dpushard/plan.hpp"
 
 namespace dpushard {
+
+struct Target;  // dpushard/perf.hpp: a DPU target of the timing model
 
 enum class Strategy { Experts, Pipeline, Replicate, Auto };
 enum class Objective { Latency, Throughput };
