@@ -146,6 +146,8 @@ Graph eltwise_graph(const std::string& kind) {
   } else if (kind == "add3_leaky") {
     b.add("add", {x, b.input("y", {1, 9, 9, 24}, 2), b.input("z", {1, 9, 9, 24}, 5)}, 4,
           Nonlinear::LeakyRelu);
+  } else if (kind == "add_leaky") {
+    b.add("add", {x, b.input("y", {1, 9, 9, 24}, 3)}, 2, Nonlinear::LeakyRelu);
   } else if (kind == "add_same_fp") {
     b.add("add", {x, b.input("y", {1, 9, 9, 24}, 4)}, 4);
   } else if (kind == "mul") {
@@ -245,6 +247,7 @@ const std::map<std::string, Case>& cases() {
       {"matmul_sigmoid", fused_float_case(false, "sigmoid")},
       {"add_relu", [] { return eltwise_graph("add_relu"); }},
       {"add3_leaky", [] { return eltwise_graph("add3_leaky"); }},
+      {"add_leaky", [] { return eltwise_graph("add_leaky"); }},
       {"add_same_fp", [] { return eltwise_graph("add_same_fp"); }},
       {"mul", [] { return eltwise_graph("mul"); }},
       {"relu6", [] { return eltwise_graph("relu6"); }},

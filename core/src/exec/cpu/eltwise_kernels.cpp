@@ -1,16 +1,19 @@
 // add and maxpool2d for the cpu backend: the ref arithmetic with channels innermost, so
-// the loops vectorise, and the chain's end in the shared requantizer. Broadcasting adds
-// and sums that could overflow int32 stay with the ref kernels.
-//   add:     sum_j q_j << (acc_exp - fp_j) in int32, then the epilogue from acc_exp;
+// the loops vectorise. Broadcasting adds and sums that could overflow int32 stay with the
+// ref kernels.
+//   add:     sum_j q_j << (acc_exp - fp_j) in int32, then the epilogue from acc_exp: in one
+//            pass for two inputs and an integer nonlinear, else through the requantizer;
 //   maxpool: the largest q over the valid taps (padding ignored; no valid tap gives 0),
 //            then the epilogue from fp_in (a plain copy when it is the identity).
 
 #include <omp.h>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "../ref/epilogue.hpp"
 #include "../ref/kernels.hpp"
 #include "dnnl_kernels.hpp"
 #include "dpushard/attr.hpp"
@@ -26,6 +29,102 @@ namespace {
     for (std::int64_t i = 0; i < count; ++i) sums[i] = std::int32_t{x[i]} * (1 << shift);
   else
     for (std::int64_t i = 0; i < count; ++i) sums[i] += std::int32_t{x[i]} * (1 << shift);
+}
+
+// Two same-shape inputs in one int32 pass: (a << sa) + (b << sb), the integer nonlinear,
+// DPU_ROUND by `cut` (half = 2^(cut-1), 0 for cut 0), saturation. The factory checks that
+// nothing here leaves int32.
+struct Add2 {
+  ref::Epilogue::Kind kind;
+  int shift_a, shift_b, cut;
+  std::int32_t half, leaky_half, relu6_max;
+};
+
+template <ref::Epilogue::Kind K>
+[[gnu::always_inline]] inline void add2_loop(const Add2& p, const std::int8_t* __restrict a,
+                                             const std::int8_t* __restrict b, std::int64_t count,
+                                             std::int8_t* __restrict out) {
+  using Kind = ref::Epilogue::Kind;
+  const int sa = p.shift_a, sb = p.shift_b, cut = p.cut;
+  const std::int32_t half = p.half, leaky_half = p.leaky_half, relu6_max = p.relu6_max;
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::int32_t v = (std::int32_t{a[i]} << sa) + (std::int32_t{b[i]} << sb);
+    if constexpr (K == Kind::Relu) v = std::max(v, 0);
+    if constexpr (K == Kind::Relu6) v = std::clamp(v, 0, relu6_max);
+    std::int32_t r = (v + half) >> cut;
+    if constexpr (K == Kind::Leaky26)
+      if (v < 0)
+        r = (v * static_cast<std::int32_t>(kLeakyNumerator) + leaky_half) >> (cut + kLeakyShift);
+    out[i] = static_cast<std::int8_t>(std::clamp(r, -128, 127));
+  }
+}
+
+[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] void add2(
+    const Add2& p, const std::int8_t* a, const std::int8_t* b, std::int64_t count,
+    std::int8_t* out) {
+  using Kind = ref::Epilogue::Kind;
+  switch (p.kind) {
+    case Kind::None:
+      return add2_loop<Kind::None>(p, a, b, count, out);
+    case Kind::Relu:
+      return add2_loop<Kind::Relu>(p, a, b, count, out);
+    case Kind::Relu6:
+      return add2_loop<Kind::Relu6>(p, a, b, count, out);
+    case Kind::Leaky26:
+      return add2_loop<Kind::Leaky26>(p, a, b, count, out);
+    case Kind::Float:
+      return;  // never chosen (make_fast_add)
+  }
+}
+
+class Add2Kernel final : public ref::Kernel {
+ public:
+  Add2Kernel(Add2 params, ref::SlotId a, ref::SlotId b, std::int64_t count, ref::SlotId out)
+      : p_(params), a_(a), b_(b), count_(count), out_(out) {}
+
+  void run(ref::Slots& slots) override {
+    const std::int8_t* a = slots[a_].data.data();
+    const std::int8_t* b = slots[b_].data.data();
+    std::int8_t* y = slots[out_].data.data();
+    const int threads =
+        static_cast<int>(std::clamp<std::int64_t>(count_ / 16384, 1, omp_get_max_threads()));
+#pragma omp parallel num_threads(threads)
+    {
+      const std::int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+      // 64-element aligned chunks.
+      const std::int64_t first = (count_ * t / n) & ~std::int64_t{63};
+      const std::int64_t last = t + 1 == n ? count_ : (count_ * (t + 1) / n) & ~std::int64_t{63};
+      add2(p_, a + first, b + first, last - first, y + first);
+    }
+  }
+
+ private:
+  Add2 p_;
+  ref::SlotId a_, b_;
+  std::int64_t count_;
+  ref::SlotId out_;
+};
+
+// The one-pass form when the chain allows it: two inputs, an integer nonlinear, a shift of
+// 0..24 and every intermediate (leaky's v * 26 included) inside int32.
+std::optional<Add2> add2_params(const ref::Chain& chain, int acc_exp,
+                                const std::vector<int>& aligns) {
+  using Kind = ref::Epilogue::Kind;
+  if (aligns.size() != 2) return std::nullopt;
+  const ref::Epilogue epilogue(chain, acc_exp);
+  const int cut = epilogue.cut();
+  if (epilogue.kind() == Kind::Float || cut < 0 || cut > 24) return std::nullopt;
+  const std::int64_t bound = (std::int64_t{128} << aligns[0]) + (std::int64_t{128} << aligns[1]);
+  if (bound * kLeakyNumerator + (std::int64_t{1} << (cut + kLeakyShift)) >= (std::int64_t{1} << 31))
+    return std::nullopt;
+  if (epilogue.relu6_max() >= (std::int64_t{1} << 30)) return std::nullopt;
+  return Add2{epilogue.kind(),
+              aligns[0],
+              aligns[1],
+              cut,
+              cut > 0 ? std::int32_t{1} << (cut - 1) : 0,
+              std::int32_t{1} << (cut + kLeakyShift - 1),
+              static_cast<std::int32_t>(epilogue.relu6_max())};
 }
 
 class AddKernel final : public ref::Kernel {
@@ -137,6 +236,9 @@ std::unique_ptr<ref::Kernel> make_fast_add(const ref::Chain& chain, const ref::L
       static_cast<std::int64_t>(inputs.size()) * (std::int64_t{128} << max_align) >=
           (std::int64_t{1} << 31))
     return nullptr;
+  if (const auto p = add2_params(chain, acc_exp, aligns))
+    return std::make_unique<Add2Kernel>(*p, inputs[0], inputs[1], ref::count_of(yt.shape),
+                                        chain.out);
   const std::int64_t channels = yt.shape.empty() ? 1 : yt.shape.back();
   const std::int64_t rows = ref::count_of(yt.shape) / std::max<std::int64_t>(channels, 1);
   return std::make_unique<AddKernel>(std::move(inputs), std::move(aligns), rows, channels,
