@@ -1,5 +1,6 @@
 // The boundary rule (VITIS_AI.md section 4): a fragment whose output is not produced by a
-// fix op has its trailing convs on the CPU, priced at the DPU time times the slowdown.
+// fix op has its trailing convs on the CPU, priced at the DPU time times the slowdown, and
+// the other ops after its last fixes (an add, a relu) on the CPU at the CPU's rate.
 // And the subgraph count: every DPU or CPU subgraph costs a launch per frame.
 
 #include <gtest/gtest.h>
@@ -65,6 +66,33 @@ TEST(Boundary, UnfixedOutputMovesTheTrailingConvToTheCpu) {
   EXPECT_EQ(naive.cpu_subgraphs, 1);
   EXPECT_GT(naive.frame_ms, 10 * fixed.frame_ms);
   EXPECT_LT(naive.dpu_share, 0.1);
+}
+
+// A residual block cut after its add (ResNet's usual pipeline cut) with --no-output-fix:
+// no conv trails the output, but the add (and the relu after it) sit between the last
+// fixes and the output, so the compiler leaves them on the CPU (the split oracle's
+// output_not_fixed rule) and the prediction charges a CPU subgraph for them.
+TEST(Boundary, UnfixedOutputAfterAnAddMovesTheAddToTheCpu) {
+  GraphBuilder b("residual");
+  const Value x = b.input("x", {1, 16, 16, 32}, 6);
+  const Value h = conv3x3(b, "conv1", x, 32);
+  const Value g = conv3x3(b, "conv2", h, 32);
+  b.add("add", {h, g}, 4, Nonlinear::Relu);
+  Graph fixed = b.finish();
+  Graph naive = fixed;
+  naive.remove_op("add_fix");
+  const Target t = builtin_target("kv260");
+  const Prediction with_fix = predict(fixed, t);
+  const Prediction without = predict(naive, t);
+  EXPECT_EQ(with_fix.cpu_subgraphs, 0);
+  EXPECT_EQ(timing(without, "conv1").engine, Engine::Dpu);
+  EXPECT_EQ(timing(without, "conv2").engine, Engine::Dpu);
+  const OpTiming& add = timing(without, "add");
+  EXPECT_EQ(add.engine, Engine::Cpu);
+  EXPECT_NE(add.cpu_reason.find("not produced by a fix op"), std::string::npos) << add.cpu_reason;
+  EXPECT_GT(add.ms, timing(with_fix, "add").ms);
+  EXPECT_EQ(without.cpu_subgraphs, 1);
+  EXPECT_GT(without.frame_ms, with_fix.frame_ms + t.per_subgraph_us / 1000);
 }
 
 TEST(Boundary, TheOracleCanCarryItsOwnFactor) {

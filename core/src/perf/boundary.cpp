@@ -26,6 +26,14 @@ bool is_fixed_output(const Graph& graph, const Op* op) {
 
 std::set<std::string> trailing_unfixed_convs(const Graph& graph) {
   std::set<std::string> convs;
+  for (const auto& name : trailing_unfixed_ops(graph))
+    if (const Op* op = graph.find(name); op != nullptr && is_conv_like(op->type))
+      convs.insert(name);
+  return convs;
+}
+
+std::set<std::string> trailing_unfixed_ops(const Graph& graph) {
+  std::set<std::string> ops;
   std::set<std::string> seen;
   std::vector<const Op*> stack;
   for (const Op* out : graph.outputs())
@@ -35,14 +43,14 @@ std::set<std::string> trailing_unfixed_convs(const Graph& graph) {
     stack.pop_back();
     if (!seen.insert(op->name).second) continue;
     if (op->type == "fix" || op->type == "data" || op->type == "const") continue;
-    if (is_conv_like(op->type)) convs.insert(op->name);
+    ops.insert(op->name);
     for (const auto& arg : op->args) {
       if (arg.name == "weights" || arg.name == "bias") continue;
       for (const auto& name : arg.producers)
         if (const Op* p = graph.find(name)) stack.push_back(p);
     }
   }
-  return convs;
+  return ops;
 }
 
 }  // namespace dpushard::perf

@@ -105,6 +105,8 @@ Prediction predict(const Graph& graph, const Target& target, const PredictOption
   if (!(slowdown >= 1.0)) throw Error("predict: boundary slowdown must be >= 1");
   const std::set<std::string> trailing =
       compiled ? std::set<std::string>{} : perf::trailing_unfixed_convs(graph);
+  const std::set<std::string> trailing_ops =
+      compiled ? std::set<std::string>{} : perf::trailing_unfixed_ops(graph);
 
   Prediction p;
   p.target = target.name;
@@ -139,6 +141,11 @@ Prediction predict(const Graph& graph, const Target& target, const PredictOption
       time_on_cpu(s, target, reason, t);
     else if (trailing.count(op.name) != 0)
       time_as_boundary(s, target, slowdown, t);
+    else if (trailing_ops.count(op.name) != 0)
+      time_on_cpu(s, target,
+                  "output not produced by a fix op: the compiler leaves the ops after the last "
+                  "fix on the CPU",
+                  t);
     else
       time_on_dpu(s, target, t);
 

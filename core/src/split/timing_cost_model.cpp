@@ -7,6 +7,13 @@
 namespace dpushard {
 namespace {
 
+// The ops predict() prices at the boundary slowdown when a fix-less output drags them to
+// the CPU (core/src/perf/boundary.cpp).
+bool is_conv_like(const std::string& type) {
+  return type == "conv2d" || type == "depthwise-conv2d" || type == "matmul" ||
+         type == "inner-product" || type == "transposed-conv2d";
+}
+
 class TimingCostModel final : public CostModel {
  public:
   TimingCostModel(Target target, const TimingCostParams& p) : target_(std::move(target)), p_(p) {}
@@ -31,13 +38,16 @@ class TimingCostModel final : public CostModel {
   }
 
   // On the DPU: time_op where the target's limits put it. On the CPU, an op the DPU could
-  // run is there only because a fix-less output dragged it off (the naive split): its DPU
-  // time times the boundary slowdown, as predict() prices it.
+  // run is there only because a fix-less output dragged it off (the naive split), priced
+  // as predict() prices it: a conv at its DPU time times the boundary slowdown, anything
+  // else at the CPU's float rate.
   double op_seconds(const Graph& graph, const Op& op, Device device) const override {
     const auto t = time_op(graph, op, target_, Engine::Dpu);
     if (!t) return 0;
-    if (device == Device::Cpu && t->engine == Engine::Dpu)
-      return t->ms * target_.boundary_slowdown * 1e-3;
+    if (device == Device::Cpu && t->engine == Engine::Dpu) {
+      if (is_conv_like(op.type)) return t->ms * target_.boundary_slowdown * 1e-3;
+      return time_op(graph, op, target_, Engine::Cpu)->ms * 1e-3;
+    }
     return t->ms * 1e-3;
   }
 
