@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs what it needs, builds the
 # release preset (warnings as errors) and runs every test with ctest. Then rebuilds the
-# tests that read untrusted input (xmodel files, frames) under ASan + UBSan and runs them.
+# tests that read untrusted input (xmodel files, frames, bad peers) under ASan + UBSan and
+# runs them, and runs the libFuzzer targets (clang) for a bounded time each.
+#   DPUSHARD_SKIP_ASAN=1     skip the sanitizer pass
+#   DPUSHARD_SKIP_FUZZ=1     skip the fuzzers
+#   DPUSHARD_FUZZ_SECONDS=N  seconds per fuzz target (45)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,14 +16,38 @@ cmake --preset release
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs"
 
-# Readers of untrusted bytes (xmodel files), again under AddressSanitizer + UBSan.
+# Readers of untrusted bytes (xmodel files; frames and peers of the protocol), again under
+# AddressSanitizer + UBSan. The net tests add about 500 CPU-seconds to a cold build
+# (exec, net and the two tests; graph and xmodel are shared with the xmodel tests).
 if [[ "${DPUSHARD_SKIP_ASAN:-0}" != "1" ]]; then
   asan_tests=(xmodel/xmodel_fixture_test xmodel/xmodel_schema_test
-              xmodel/xmodel_roundtrip_test xmodel/xmodel_corruption_test)
+              xmodel/xmodel_roundtrip_test xmodel/xmodel_corruption_test
+              net/test_net_protocol net/test_net_worker)
   cmake --preset asan
   cmake --build --preset asan -j "$jobs" --target "${asan_tests[@]##*/}"
   for t in "${asan_tests[@]}"; do
     echo "asan: $t"
     "build/asan/tests/$t" --gtest_brief=1
   done
+fi
+
+# libFuzzer targets (fuzz/): the frame decoder and the xmodel reader, built with clang under
+# ASan + UBSan in a build folder of their own (only the two targets, their libraries and
+# the frame seed writer), each run for a bounded time. A crash, sanitizer report, leak or
+# slow input fails this script (fuzz/run.sh); the input is kept in build/fuzz/fuzz/artifacts.
+if [[ "${DPUSHARD_SKIP_FUZZ:-0}" != "1" ]]; then
+  # -O1 with line tables only, as fuzzing builds usually are. Cold and without ccache this
+  # build takes about 130 CPU-seconds (174 s on a loaded 2-core machine); with the two
+  # 45-second runs the whole step adds under 5 minutes.
+  CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+    -DDPUSHARD_BUILD_FUZZERS=ON -DDPUSHARD_SANITIZE=ON -DDPUSHARD_BUILD_TESTS=OFF \
+    -DDPUSHARD_BUILD_BENCH=OFF -DDPUSHARD_WITH_ONEDNN=OFF -DDPUSHARD_WERROR=OFF
+  cmake --build build/fuzz -j "$jobs" --target fuzz_frame_decoder fuzz_xmodel_reader \
+    make_frame_seeds
+  # The xmodel reader starts from the micro-models (small, every op kind the zoo makes).
+  xmodel_seeds=build/fuzz/xmodel-seeds
+  rm -rf "$xmodel_seeds"
+  build/release/tools/dpushard zoo micro --all -o "$xmodel_seeds" 2>&1 | sed -n 1p
+  fuzz/run.sh build/fuzz "${DPUSHARD_FUZZ_SECONDS:-45}" "$xmodel_seeds"
 fi
