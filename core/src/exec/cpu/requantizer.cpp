@@ -119,7 +119,7 @@ void Requantizer::run_rows(const std::int32_t* lo, const std::int32_t* hi, std::
   }
   for (std::int64_t i = offset; i < offset + count * channels_; ++i) {
     std::int64_t sum = lo[i];
-    if (hi != nullptr) sum += std::int64_t{hi[i]} << 4;
+    if (hi != nullptr) sum += std::int64_t{hi[i]} << kDigitShift;
     const auto c = static_cast<std::size_t>(i % channels_);
     out[i] = epilogue_((sum << acc_align_) + bias_[c]);
   }
