@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs what it needs, builds the
-# release preset (warnings as errors) and runs every test with ctest. Then rebuilds the
-# tests that read untrusted input (xmodel files, frames, bad peers) under ASan + UBSan and
-# runs them, and runs the libFuzzer targets (clang) for a bounded time each.
+# release preset and runs every test with ctest (the dev preset is the -Werror one). Then
+# rebuilds the tests that read untrusted input (xmodel files, frames, bad peers) under
+# ASan + UBSan and runs them, and runs the libFuzzer targets (clang) for a bounded time each.
 #   DPUSHARD_SKIP_ASAN=1     skip the sanitizer pass
 #   DPUSHARD_SKIP_FUZZ=1     skip the fuzzers
 #   DPUSHARD_FUZZ_SECONDS=N  seconds per fuzz target (45)
