@@ -1,6 +1,9 @@
 #include "scaling/model_store.hpp"
 
+#include <memory>
+
 #include "dpushard/error.hpp"
+#include "dpushard/perf.hpp"
 #include "dpushard/split.hpp"
 #include "dpushard/xmodel.hpp"
 #include "dpushard/zoo.hpp"
@@ -60,6 +63,13 @@ Plan ensure_plan(const SweepOptions& o, const std::string& size, int nodes,
     split.link_gbps = link_gbps;
     split.model_file = model_file.string();
     split.model_sha256 = sha256_file(model_file);
+    std::unique_ptr<CostModel> cost;
+    if (!o.cost_target.empty()) {
+      TimingCostParams params;
+      params.link_gbps = link_gbps;
+      cost = make_timing_cost_model(resolve_target(o.cost_target), params);
+      split.cost_model = cost.get();
+    }
     SplitResult result = split_model(model, split);
     write_split(result, dir);
   }

@@ -73,6 +73,10 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
   app.add_option("--progress-file", progress, "Also append the progress lines to this file");
   app.add_option("--git-revision", o.git_revision, "Revision recorded in the context")
       ->capture_default_str();
+  app.add_option("--cost-target", o.cost_target,
+                 "Plans this suite makes are priced with this DPU target's timing model, as "
+                 "`dpushard split --target` (kv260 or a target YAML file); default: the "
+                 "roofline. Plans found in --models are used as they are");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -27,6 +27,8 @@ struct SweepOptions {
   std::string inventory = "none";
   std::filesystem::path progress_file;  // also append the progress lines here
   std::string git_revision;             // default: the revision the suite was built from
+  std::string
+      cost_target;  // plans made here: priced by this target's timing model (empty: roofline)
 };
 
 // Parses argv after benchmark::Initialize removed its own flags. `--help` prints both sets

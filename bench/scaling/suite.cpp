@@ -231,6 +231,7 @@ void add_context(const Suite& s) {
   benchmark::AddCustomContext("target", joined(targets));
   benchmark::AddCustomContext("timing", backend == "sim" ? "modeled" : "measured");
   benchmark::AddCustomContext("link_gbps", fixed(s.cluster.link_gbps, 3));
+  benchmark::AddCustomContext("cost_target", o.cost_target.empty() ? "roofline" : o.cost_target);
   benchmark::AddCustomContext("inventory", o.inventory);
   benchmark::AddCustomContext("cluster_file", o.cluster_file.string());
   benchmark::AddCustomContext("cluster_nodes", std::to_string(s.cluster.nodes.size()));
