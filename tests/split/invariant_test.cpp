@@ -53,32 +53,13 @@ TEST_P(Invariant, FragmentsInPlanOrderEqualTheWholeModel) {
   const Graph model = c.make();
   const auto whole = testing::run_whole(model, 11);
   ScratchDir dir;
-  struct Variant {
-    Strategy strategy;
-    Objective objective;
-    bool output_fix;
-  };
-  const std::vector<Variant> variants = {
-      {Strategy::Experts, Objective::Latency, true},
-      {Strategy::Experts, Objective::Throughput, false},
-      {Strategy::Pipeline, Objective::Throughput, true},
-      {Strategy::Pipeline, Objective::Latency, false},
-      {Strategy::Replicate, Objective::Latency, true},
-      {Strategy::Auto, Objective::Latency, true},
-      {Strategy::Auto, Objective::Throughput, true},
-  };
   int k = 0;
   for (int nodes = 1; nodes <= 4; ++nodes) {
-    for (const Variant& v : variants) {
+    for (const auto& v : testing::split_variants()) {
       // One node: every strategy is the whole model as one fragment; check it once.
-      if (nodes == 1 && &v != &variants.front()) continue;
-      SplitOptions o;
-      o.nodes = nodes;
-      o.strategy = v.strategy;
-      o.objective = v.objective;
-      o.output_fix = v.output_fix;
-      const std::string what = c.name + " " + std::string(strategy_name(v.strategy)) + " on " +
-                               std::to_string(nodes) + (v.output_fix ? "" : " --no-output-fix");
+      if (nodes == 1 && &v != &testing::split_variants().front()) continue;
+      const SplitOptions o = testing::split_options(v, nodes);
+      const std::string what = testing::describe(c.name, v, nodes);
       Plan plan;
       const auto got = testing::run_split(model, o, dir.path() / std::to_string(k++), 11, &plan);
       ASSERT_EQ(got.size(), whole.size()) << what;

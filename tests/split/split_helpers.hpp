@@ -40,6 +40,40 @@ inline std::vector<QTensor> run_split(const Graph& model, const SplitOptions& op
   return run_plan_locally(read, dir, inputs);
 }
 
+// The planner settings the invariant tests run for every node count: every strategy and
+// objective, some without the output fix. One node is one fragment whatever the settings,
+// so there only the first is run.
+struct SplitVariant {
+  Strategy strategy;
+  Objective objective;
+  bool output_fix;
+};
+inline const std::vector<SplitVariant>& split_variants() {
+  static const std::vector<SplitVariant> variants = {
+      {Strategy::Experts, Objective::Latency, true},
+      {Strategy::Experts, Objective::Throughput, false},
+      {Strategy::Pipeline, Objective::Throughput, true},
+      {Strategy::Pipeline, Objective::Latency, false},
+      {Strategy::Replicate, Objective::Latency, true},
+      {Strategy::Auto, Objective::Latency, true},
+      {Strategy::Auto, Objective::Throughput, true},
+  };
+  return variants;
+}
+inline SplitOptions split_options(const SplitVariant& v, int nodes) {
+  SplitOptions o;
+  o.nodes = nodes;
+  o.strategy = v.strategy;
+  o.objective = v.objective;
+  o.output_fix = v.output_fix;
+  return o;
+}
+// "resnet18 pipeline on 3 --no-output-fix", for failure messages.
+inline std::string describe(const std::string& model, const SplitVariant& v, int nodes) {
+  return model + " " + std::string(strategy_name(v.strategy)) + " on " + std::to_string(nodes) +
+         (v.output_fix ? "" : " --no-output-fix");
+}
+
 inline std::vector<std::int8_t> ramp(std::size_t n, int salt) {
   std::vector<std::int8_t> q(n);
   for (std::size_t i = 0; i < n; ++i)

@@ -67,31 +67,13 @@ TEST(TorchvisionResnet18, FragmentsInPlanOrderEqualTheWholeModel) {
   ASSERT_EQ(whole.size(), 1u);
   ASSERT_EQ(whole[0].shape, (std::vector<std::int64_t>{1, 1000}));
 
-  struct Variant {
-    Strategy strategy;
-    Objective objective;
-    bool output_fix;
-  };
-  const std::vector<Variant> variants = {
-      {Strategy::Experts, Objective::Latency, true},
-      {Strategy::Experts, Objective::Throughput, false},
-      {Strategy::Pipeline, Objective::Latency, true},
-      {Strategy::Pipeline, Objective::Throughput, false},
-      {Strategy::Replicate, Objective::Latency, true},
-      {Strategy::Auto, Objective::Latency, true},
-      {Strategy::Auto, Objective::Throughput, true},
-  };
   int k = 0;
   for (int nodes = 1; nodes <= 4; ++nodes) {
-    for (const Variant& v : variants) {
-      if (nodes == 1 && &v != &variants.front()) continue;  // one node: one fragment
-      SplitOptions o;
-      o.nodes = nodes;
-      o.strategy = v.strategy;
-      o.objective = v.objective;
-      o.output_fix = v.output_fix;
-      const std::string what = "resnet18 " + std::string(strategy_name(v.strategy)) + " on " +
-                               std::to_string(nodes) + (v.output_fix ? "" : " --no-output-fix");
+    for (const auto& v : testing::split_variants()) {
+      if (nodes == 1 && &v != &testing::split_variants().front())
+        continue;  // one node: one fragment
+      const SplitOptions o = testing::split_options(v, nodes);
+      const std::string what = testing::describe("resnet18", v, nodes);
       Plan plan;
       const auto got =
           testing::run_split(model, o, dir.path() / ("plan" + std::to_string(k++)), 5, &plan);
