@@ -58,6 +58,12 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
   app.add_option("--frames", o.frames, "Frames per timed iteration")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))
       ->capture_default_str();
+  app.add_option("--min-seconds", o.min_seconds,
+                 "Stream enough frames per timed iteration to last this long at the plan's "
+                 "predicted fps (small, fast models: 16 frames are a few ms, where one "
+                 "scheduling hiccup decides the result); 0: exactly --frames")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
   app.add_option("--inflight", o.inflight, "Frames in flight")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();

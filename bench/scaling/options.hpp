@@ -19,7 +19,8 @@ struct SweepOptions {
   int experts = 3;
   std::string input = "224x224x3";
   std::uint64_t seed = 1;
-  std::int64_t frames = 16;        // per timed iteration
+  std::int64_t frames = 16;        // per timed iteration, at least
+  double min_seconds = 0.5;        // ... and enough frames for this long at the predicted fps
   int inflight = 4;                // frames in flight
   std::int64_t warmup_frames = 2;  // one untimed run per configuration before timing (0: none)
   int iterations = 1;              // timed iterations per repetition

@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -29,8 +30,9 @@ struct Config {
   std::string error;  // why the plan could not be made; the benchmark reports it
   double params = 0;
   double gmacs = 0;
-  double weight = 1;  // expected seconds, for the progress estimate
-  std::string label;  // "10M on 2 nodes, experts"
+  std::int64_t frames = 16;  // per timed iteration: --frames, or more to last --min-seconds
+  double weight = 1;         // expected seconds, for the progress estimate
+  std::string label;         // "10M on 2 nodes, experts"
 };
 
 struct Suite {
@@ -109,7 +111,8 @@ void prepare(Suite& s) {
           fill_cost(*c);
           const double fps =
               c->plan.predicted.throughput_fps > 0 ? c->plan.predicted.throughput_fps : 10.0;
-          const double frames = static_cast<double>(o.frames * o.iterations + o.warmup_frames);
+          c->frames = std::max(o.frames, static_cast<std::int64_t>(std::ceil(o.min_seconds * fps)));
+          const double frames = static_cast<double>(c->frames * o.iterations + o.warmup_frames);
           const double loads = o.warmup_frames > 0 ? 2.0 : 1.0;
           c->weight = loads * (0.3 + c->params / 1e8) * o.iterations + frames / fps;
         } catch (const Error& e) {
@@ -167,7 +170,7 @@ void run_config(benchmark::State& state, Suite& s, const Config& c) {
   int runs = 0;
   std::int64_t frames = 0;
   for (auto _ : state) {
-    const cluster::RunResult r = run_once(s, c, s.options.frames);
+    const cluster::RunResult r = run_once(s, c, c.frames);
     if (!r.complete) {
       skip(run_error(r));
       return;
@@ -236,6 +239,7 @@ void add_context(const Suite& s) {
   benchmark::AddCustomContext("cluster_file", o.cluster_file.string());
   benchmark::AddCustomContext("cluster_nodes", std::to_string(s.cluster.nodes.size()));
   benchmark::AddCustomContext("frames", std::to_string(o.frames));
+  benchmark::AddCustomContext("min_seconds", fixed(o.min_seconds, 2));
   benchmark::AddCustomContext("inflight", std::to_string(o.inflight));
   benchmark::AddCustomContext("warmup_frames", std::to_string(o.warmup_frames));
   benchmark::AddCustomContext("iterations", std::to_string(o.iterations));
@@ -299,8 +303,9 @@ int run_scaling_suite(const std::string& family, int argc, char** argv) {
                           weight * o.repetitions);
     s.progress->note(std::to_string(s.configs.size()) + " configuration(s) x " +
                      std::to_string(o.repetitions) + " repetition(s) on " + std::to_string(size) +
-                     " node(s), " + std::to_string(o.frames) + " frames each, " +
-                     std::to_string(o.inflight) + " in flight");
+                     " node(s), at least " + std::to_string(o.frames) + " frames and " +
+                     fixed(o.min_seconds, 2) + " s each, " + std::to_string(o.inflight) +
+                     " in flight");
   } catch (const std::exception& e) {
     std::cerr << "bench_" << family << "_scaling: error: " << e.what() << "\n";
     return 2;

@@ -87,9 +87,11 @@ void run_section(std::ostringstream& md, const RunResults& r, const Analysis& a)
      << " |\n";
   md << "| link | " << run_value(r, "link_gbps", "?") << " Gbit/s |\n";
   md << "| timing | " << (a.modeled ? "modeled: " : "measured: ") << a.timing_label << " |\n";
-  md << "| frames per configuration | " << run_value(r, "frames", "?") << " timed, "
-     << run_value(r, "inflight", "?") << " in flight, " << run_value(r, "warmup_frames", "?")
-     << " warm-up; " << run_value(r, "iterations", "?") << " iteration(s) |\n";
+  md << "| frames per configuration | at least " << run_value(r, "frames", "?")
+     << " timed (and enough for " << run_value(r, "min_seconds", "0")
+     << " s at the predicted fps), " << run_value(r, "inflight", "?") << " in flight, "
+     << run_value(r, "warmup_frames", "?") << " warm-up; " << run_value(r, "iterations", "?")
+     << " iteration(s) |\n";
   md << "| models | zoo, " << run_value(r, "zoo_experts", "?") << " experts, input "
      << run_value(r, "zoo_input", "?") << ", seed " << run_value(r, "zoo_seed", "?") << " |\n";
   if (env.is_object() && env.contains("hosts") && env["hosts"].is_object()) {
