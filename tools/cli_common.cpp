@@ -24,10 +24,8 @@ std::string human_count(long long value) {
 }
 
 nlohmann::json tensor_json(const QTensor& t, bool with_top5) {
-  nlohmann::json j = {{"name", t.name},
-                      {"shape", t.shape},
-                      {"fix_point", t.fix_point},
-                      {"sha256", sha256_hex(t)}};
+  nlohmann::json j = {
+      {"name", t.name}, {"shape", t.shape}, {"fix_point", t.fix_point}, {"sha256", sha256_hex(t)}};
   const bool classifier =
       !t.shape.empty() && t.shape.back() >= 2 && t.element_count() == t.shape.back();
   if (!with_top5 || !classifier) return j;

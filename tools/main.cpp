@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
 #endif
   CLI::App app{"dpushard: split int8 networks across KV260 DPU boards and measure scaling"};
   app.require_subcommand(1);
+  // One subcommand a line, in the order of `dpushard --help`.
+  // clang-format off
   const std::vector<dpushard::cli::Command> commands = {
       dpushard::cli::add_zoo_command(app),
       dpushard::cli::add_inspect_command(app),
@@ -35,6 +37,7 @@ int main(int argc, char** argv) {
       dpushard::cli::add_run_command(app),
       dpushard::cli::add_worker_command(app),
   };
+  // clang-format on
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

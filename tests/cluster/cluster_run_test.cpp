@@ -158,7 +158,8 @@ TEST_F(ClusterRunTest, CpuWorkersMatchTheWholeModelOnRef) {
     config.nodes[i].address = "127.0.0.1:" + std::to_string(cpu_workers.back()->port());
     config.nodes[i].backend = "cpu";
   }
-  for (const Case& c : {Case{"cnn", Strategy::Experts, 3}, Case{"convvit", Strategy::Pipeline, 2}}) {
+  for (const Case& c :
+       {Case{"cnn", Strategy::Experts, 3}, Case{"convvit", Strategy::Pipeline, 2}}) {
     const auto& [family, strategy, nodes] = c;
     const auto [plan, dir] = plan_for(family, strategy, nodes);
     const RunResult result = run_on_cluster(plan, dir, config, quick());

@@ -47,7 +47,9 @@ json entry(const std::string& family, const SyntheticConfig& c, double fps, int 
           {"nodes", c.nodes},
           {"fps", fps},
           {"predicted_fps", fps * 1.05},
-          {"busiest_node_share", c.nodes == 1 ? 1.0 : c.nodes == 2 ? 0.47 : 0.4},
+          {"busiest_node_share", c.nodes == 1   ? 1.0
+                                 : c.nodes == 2 ? 0.47
+                                                : 0.4},
           {"p50_ms", p50},
           {"p90_ms", p50 * 1.2},
           {"p99_ms", p50 * 1.5},
