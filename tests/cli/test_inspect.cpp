@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_runner.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {
@@ -17,30 +18,9 @@ using nlohmann::json;
 using testing::fixture;
 using testing::ScratchDir;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-Result run_cli(const ScratchDir& dir, const std::string& args) {
-  const auto out = dir / "stdout.txt";
-  const auto err = dir / "stderr.txt";
-  const std::string command = quoted(DPUSHARD_CLI) + " " + args + " >" + quoted(out.string()) +
-                              " 2>" + quoted(err.string());
-  const int status = std::system(command.c_str());
-  Result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = testing::read_bytes(out);
-  r.err = testing::read_bytes(err);
-  return r;
-}
+using Result = testing::CliResult;
+using testing::quoted;
+using testing::run_cli;
 
 json inspect_json(const ScratchDir& dir, const std::string& file) {
   const Result r = run_cli(dir, "inspect " + quoted(fixture(file).string()) + " --json");

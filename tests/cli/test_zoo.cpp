@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_runner.hpp"
 #include "dpushard/cost.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
@@ -21,30 +22,9 @@ namespace {
 using nlohmann::json;
 using testing::ScratchDir;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (const char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-Result run_cli(const ScratchDir& dir, const std::string& args) {
-  const auto out = dir / "stdout.txt";
-  const auto err = dir / "stderr.txt";
-  const std::string command = quoted(DPUSHARD_CLI) + " " + args + " >" + quoted(out.string()) +
-                              " 2>" + quoted(err.string());
-  const int status = std::system(command.c_str());
-  Result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = testing::read_bytes(out);
-  r.err = testing::read_bytes(err);
-  return r;
-}
+using Result = testing::CliResult;
+using testing::quoted;
+using testing::run_cli;
 
 TEST(CliZoo, CnnWritesAModelThatReadsBackWithTheReportedParams) {
   ScratchDir dir;
