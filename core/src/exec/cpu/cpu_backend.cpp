@@ -33,31 +33,9 @@ class CpuBackend final : public Backend {
 
   std::vector<QTensor> run(const std::vector<QTensor>& inputs) override {
     if (!loaded_) throw Error("cpu: run() before load()");
-    if (inputs.size() != plan_.inputs.size())
-      throw Error("cpu: got " + std::to_string(inputs.size()) + " inputs, the graph has " +
-                  std::to_string(plan_.inputs.size()));
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      QTensor& slot = plan_.slots[plan_.inputs[i]];
-      const QTensor& input = inputs[i];
-      if (input.shape != slot.shape)
-        throw Error("cpu: input '" + slot.name + "' has shape " + ref::shape_text(input.shape) +
-                    ", expected " + ref::shape_text(slot.shape));
-      if (input.fix_point != slot.fix_point)
-        throw Error("cpu: input '" + slot.name + "' has fix_point " +
-                    std::to_string(input.fix_point) + ", expected " +
-                    std::to_string(slot.fix_point));
-      if (input.data.size() != slot.data.size())
-        throw Error("cpu: input '" + slot.name + "' holds " + std::to_string(input.data.size()) +
-                    " values, its shape needs " + std::to_string(slot.data.size()));
-      std::copy(input.data.begin(), input.data.end(), slot.data.begin());
-    }
     // OpenMP's thread count is per calling thread: set it for whichever thread runs us.
     omp_set_num_threads(threads_);
-    for (auto& kernel : plan_.kernels) kernel->run(plan_.slots);
-    std::vector<QTensor> outputs;
-    outputs.reserve(plan_.outputs.size());
-    for (ref::SlotId id : plan_.outputs) outputs.push_back(plan_.slots[id]);
-    return outputs;
+    return ref::run_plan(plan_, inputs, "cpu");
   }
 
  private:

@@ -33,6 +33,12 @@ struct Plan {
   std::vector<SlotId> outputs;                   // graph.outputs() order
 };
 
+// One frame through a lowered plan, for every backend built on it (ref, cpu): copies the
+// inputs into their slots after checking shape, fix point and size (errors start with
+// `backend`), runs the kernels in order and returns copies of the output slots.
+std::vector<QTensor> run_plan(Plan& plan, const std::vector<QTensor>& inputs,
+                              std::string_view backend);
+
 // One lowered chain as the planner hands it to a kernel factory.
 struct Chain {
   const Op& producer;   // conv2d, add, avgpool2d, ... (the nonlinear itself when standalone)

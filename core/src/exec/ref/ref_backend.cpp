@@ -21,29 +21,7 @@ class RefBackend final : public Backend {
 
   std::vector<QTensor> run(const std::vector<QTensor>& inputs) override {
     if (!loaded_) throw Error("ref: run() before load()");
-    if (inputs.size() != plan_.inputs.size())
-      throw Error("ref: got " + std::to_string(inputs.size()) + " inputs, the graph has " +
-                  std::to_string(plan_.inputs.size()));
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      QTensor& slot = plan_.slots[plan_.inputs[i]];
-      const QTensor& input = inputs[i];
-      if (input.shape != slot.shape)
-        throw Error("ref: input '" + slot.name + "' has shape " + ref::shape_text(input.shape) +
-                    ", expected " + ref::shape_text(slot.shape));
-      if (input.fix_point != slot.fix_point)
-        throw Error("ref: input '" + slot.name + "' has fix_point " +
-                    std::to_string(input.fix_point) + ", expected " +
-                    std::to_string(slot.fix_point));
-      if (input.data.size() != slot.data.size())
-        throw Error("ref: input '" + slot.name + "' holds " + std::to_string(input.data.size()) +
-                    " values, its shape needs " + std::to_string(slot.data.size()));
-      std::copy(input.data.begin(), input.data.end(), slot.data.begin());
-    }
-    for (auto& kernel : plan_.kernels) kernel->run(plan_.slots);
-    std::vector<QTensor> outputs;
-    outputs.reserve(plan_.outputs.size());
-    for (ref::SlotId id : plan_.outputs) outputs.push_back(plan_.slots[id]);
-    return outputs;
+    return ref::run_plan(plan_, inputs, "ref");
   }
 
  private:
