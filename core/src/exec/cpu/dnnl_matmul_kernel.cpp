@@ -107,7 +107,7 @@ std::unique_ptr<ref::Kernel> make_dnnl_matmul(const ref::Chain& chain,
             reorder_weights(w_plain, fused_pd.weights_desc(), bt.data), std::move(fused->bias), a,
             chain.out);
       } catch (const dnnl::error&) {
-        // not implemented fused: the s32 path below
+        // oneDNN has no fused implementation for this case: the s32 path below computes it
       }
     }
 
