@@ -3,10 +3,12 @@
 # playbooks. Idempotent: when everything is present it only checks and returns.
 set -euo pipefail
 
+# ocl-icd-opencl-dev: oneDNN's CMake config (dnnl-config.cmake) requires OpenCL, which
+# libdnnl-dev only recommends, and recommends are not installed here.
 packages=(
   cmake ninja-build g++ clang libclang-rt-dev clang-format pkg-config git
   libboost-dev libyaml-cpp-dev libbenchmark-dev libbenchmark-tools libgtest-dev libgmock-dev
-  libdnnl-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libspdlog-dev
+  libdnnl-dev ocl-icd-opencl-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libspdlog-dev
   libcli11-dev libssl-dev libonnx-dev
   python3-numpy python3-torch python3-torchvision python3-onnx python3-matplotlib python3-sklearn
   ansible-core ansible-lint
