@@ -85,7 +85,7 @@ double median_of(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
 }
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
+std::string dims_text(const std::vector<std::int64_t>& shape) {
   std::string s;
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
   return s;
@@ -102,7 +102,7 @@ void print_human(const nlohmann::json& r) {
   for (const char* kind : {"inputs", "outputs"})
     for (const auto& t : r[kind]) {
       out << "  " << (kind[0] == 'i' ? "in " : "out") << "  " << t["name"].get<std::string>()
-          << "  " << shape_text(t["shape"].get<std::vector<std::int64_t>>()) << "  fp "
+          << "  " << dims_text(t["shape"].get<std::vector<std::int64_t>>()) << "  fp "
           << t["fix_point"] << "  sha256 "
           << (t["sha256"].is_string() ? t["sha256"].get<std::string>() : "(not computed)") << "\n";
       if (t.contains("top5")) {

@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "dpushard/cost.hpp"
 #include "dpushard/graph.hpp"
+#include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
 
 namespace dpushard::cli {
@@ -116,12 +117,6 @@ nlohmann::json summary_json(const std::string& file, const Graph& graph) {
     if (auto workload = dpu_workload(subgraphs)) out["workload"] = *workload;
   }
   return out;
-}
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? "," : "") + std::to_string(shape[i]);
-  return text + "]";
 }
 
 std::string tensor_text(const TensorSummary& t) {

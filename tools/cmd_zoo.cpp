@@ -59,7 +59,7 @@ ZooSpec spec_from(const FamilyOptions& o) {
   return spec;
 }
 
-std::string shape_text(const std::array<std::int64_t, 3>& input) {
+std::string input_text(const std::array<std::int64_t, 3>& input) {
   return std::to_string(input[0]) + "x" + std::to_string(input[1]) + "x" + std::to_string(input[2]);
 }
 
@@ -80,7 +80,7 @@ int run_family(const Family& family) {
                 {"target_params", spec.params},
                 {"macs", cost.macs},
                 {"experts", spec.experts},
-                {"input", shape_text(spec.input)},
+                {"input", input_text(spec.input)},
                 {"seed", spec.seed},
                 {"join", o.join},
                 {"classes", spec.classes},
@@ -89,7 +89,7 @@ int run_family(const Family& family) {
     std::cerr << "zoo: wrote " << o.output << ": " << family.name << ", "
               << human_count(cost.params) << " params (target " << human_count(spec.params) << "), "
               << human_count(cost.macs) << " MACs, " << spec.experts << " experts (" << o.join
-              << "), input " << shape_text(spec.input) << ", " << spec.classes << " classes, seed "
+              << "), input " << input_text(spec.input) << ", " << spec.classes << " classes, seed "
               << spec.seed << ", " << graph.size() << " ops in "
               << static_cast<int>(seconds * 1000.0) << " ms\n";
   }

@@ -9,7 +9,7 @@
 namespace dpushard::cli {
 namespace {
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
+std::string numpy_shape_text(const std::vector<std::int64_t>& shape) {
   std::ostringstream s;
   s << "(";
   for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? "," : "") << shape[i];
@@ -22,8 +22,8 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 QTensor input_from_npy(const std::string& path, const InputSpec& spec) {
   const NpyArray array = read_npy(path);
   if (array.shape != spec.shape)
-    throw Error(path + ": shape " + shape_text(array.shape) + " does not match input '" +
-                spec.name + "' " + shape_text(spec.shape) +
+    throw Error(path + ": shape " + numpy_shape_text(array.shape) + " does not match input '" +
+                spec.name + "' " + numpy_shape_text(spec.shape) +
                 " (int8 as is, or float32 to quantize at fix point " +
                 std::to_string(spec.fix_point) + ")");
   QTensor t{spec.name, spec.shape, spec.fix_point, {}};

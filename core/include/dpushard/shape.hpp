@@ -2,11 +2,18 @@
 // Shape inference and validation of `_int` graphs.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "dpushard/graph.hpp"
 
 namespace dpushard {
+
+// A shape as messages and reports print it: "[1,224,224,3]".
+std::string shape_text(const std::vector<std::int64_t>& shape);
+
+// The number of elements of a shape (1 for a scalar).
+std::int64_t element_count(const std::vector<std::int64_t>& shape);
 
 // Op types the `_int` form may contain (and so that the executors must run).
 bool is_known_int_op(std::string_view type);

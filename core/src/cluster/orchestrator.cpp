@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "dpushard/shape.hpp"
 #include "net/auth.hpp"
 #include "net/handshake.hpp"
 
@@ -21,15 +22,6 @@ constexpr auto kGoodbyeTimeout = std::chrono::seconds(2);
 std::string frames_text(std::uint64_t first, std::uint64_t last) {
   return first == last ? "frame " + std::to_string(first)
                        : "frames " + std::to_string(first) + "-" + std::to_string(last);
-}
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) text += ',';
-    text += std::to_string(shape[i]);
-  }
-  return text + "]";
 }
 
 }  // namespace

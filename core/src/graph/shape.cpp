@@ -14,14 +14,6 @@ namespace {
 
 using Shape = std::vector<std::int64_t>;
 
-std::string shape_text(const Shape& s) {
-  std::ostringstream out;
-  out << '[';
-  for (std::size_t i = 0; i < s.size(); ++i) out << (i ? "," : "") << s[i];
-  out << ']';
-  return out.str();
-}
-
 std::string who(const Op& op) { return "op '" + op.name + "' (" + op.type + ")"; }
 
 [[noreturn]] void fail(const Op& op, const std::string& what) {
@@ -365,3 +357,18 @@ void validate(const Graph& graph) {
 }
 
 }  // namespace dpushard
+
+std::string dpushard::shape_text(const std::vector<std::int64_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) text += ',';
+    text += std::to_string(shape[i]);
+  }
+  return text + "]";
+}
+
+std::int64_t dpushard::element_count(const std::vector<std::int64_t>& shape) {
+  std::int64_t count = 1;
+  for (const std::int64_t dim : shape) count *= dim;
+  return count;
+}

@@ -4,20 +4,9 @@
 
 #include <algorithm>
 
+#include "dpushard/shape.hpp"
+
 namespace dpushard::net {
-
-namespace {
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) text += ',';
-    text += std::to_string(shape[i]);
-  }
-  return text + "]";
-}
-
-}  // namespace
 
 FragmentRunner::FragmentRunner(FragmentAssignment assignment, std::unique_ptr<Backend> backend,
                                std::vector<QTensor> input_specs, std::size_t output_count)

@@ -9,20 +9,9 @@
 #include <sstream>
 
 #include "dpushard/error.hpp"
+#include "dpushard/shape.hpp"
 
 namespace dpushard::onnximport {
-
-std::int64_t element_count(const Shape& shape) {
-  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
-}
-
-std::string shape_text(const Shape& shape) {
-  std::ostringstream out;
-  out << '[';
-  for (std::size_t i = 0; i < shape.size(); ++i) out << (i ? "," : "") << shape[i];
-  out << ']';
-  return out.str();
-}
 
 std::int64_t ConstTensor::count() const { return element_count(shape); }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "dpushard/shape.hpp"
+
 namespace onnx {
 class TensorProto;
 }
@@ -26,8 +28,6 @@ struct ConstTensor {
   std::vector<float> floats() const;
 };
 
-std::int64_t element_count(const Shape& shape);
-std::string shape_text(const Shape& shape);
 
 // Decodes an initializer or Constant value; `who` names it in errors.
 ConstTensor from_tensor_proto(const onnx::TensorProto& tensor, const std::string& who);

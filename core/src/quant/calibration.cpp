@@ -4,28 +4,9 @@
 
 #include "dpushard/error.hpp"
 #include "dpushard/quantize.hpp"
+#include "dpushard/shape.hpp"
 
 namespace dpushard {
-namespace {
-
-std::string shape_text(const std::vector<std::int64_t>& s) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (i > 0) out += ',';
-    out += std::to_string(s[i]);
-  }
-  out += ']';
-  return out;
-}
-
-std::int64_t count_of(const std::vector<std::int64_t>& s) {
-  std::int64_t c = 1;
-  for (auto d : s) c *= d;
-  return c;
-}
-
-}  // namespace
-
 CalibrationSet random_calibration(const Graph& graph, int count, std::uint64_t seed) {
   if (count <= 0) throw Error("--calib-random needs a positive sample count");
   std::mt19937_64 rng(seed);
@@ -84,7 +65,7 @@ CalibrationSet load_calibration(const Graph& graph, const std::filesystem::path&
   std::sort(files.begin(), files.end());
   if (files.empty()) throw Error(dir.string() + ": no .npy files");
   CalibrationSet set;
-  const std::int64_t per_sample = count_of(ir_shape);
+  const std::int64_t per_sample = element_count(ir_shape);
   for (const auto& f : files) {
     const FloatTensor t = read_npy(f);
     const std::int64_t total = static_cast<std::int64_t>(t.data.size());

@@ -7,6 +7,7 @@
 
 #include "dpushard/error.hpp"
 #include "dpushard/quantize.hpp"
+#include "dpushard/shape.hpp"
 #include "float_kernels.hpp"
 
 namespace dpushard {
@@ -16,13 +17,7 @@ namespace {
 using quant::Shape;
 using quant::Window;
 
-std::int64_t count_of(const Shape& s) {
-  std::int64_t c = 1;
-  for (auto d : s) c *= d;
-  return c;
-}
-
-[[noreturn]] void fail(const Op& op, const std::string& what) {
+[[noreturn]] void fail_float_op(const Op& op, const std::string& what) {
   throw Error("float interpreter: op '" + op.name + "' (" + op.type + "): " + what);
 }
 
@@ -33,7 +28,7 @@ Window window_of(const Op& op, const Shape& in) {
   const auto dilation = ints_attr_or(op.attrs, "dilation", {1, 1});
   const auto pad = ints_attr_or(op.attrs, "pad", {0, 0, 0, 0});
   if (kernel.size() != 2 || stride.size() != 2 || dilation.size() != 2 || pad.size() != 4)
-    fail(op, "kernel/stride/dilation need 2 values and pad 4");
+    fail_float_op(op, "kernel/stride/dilation need 2 values and pad 4");
   w.kw = kernel[0];
   w.kh = kernel[1];
   w.sw = stride[0];
@@ -48,7 +43,7 @@ Window window_of(const Op& op, const Shape& in) {
   if (mode == "VALID")
     w.pl = w.pr = w.pt = w.pb = 0;
   else if (mode != "FLOOR" && mode != "CEIL")
-    fail(op, "pad_mode " + mode + " is not supported");
+    fail_float_op(op, "pad_mode " + mode + " is not supported");
   if (bool_attr(op.attrs, "global", false)) {
     w.kh = in[1];
     w.kw = in[2];
@@ -136,7 +131,7 @@ struct FloatInterpreter::Impl {
 
   std::size_t slot_of(const Op& op, const std::string& producer) const {
     auto it = index.find(producer);
-    if (it == index.end()) fail(op, "missing producer '" + producer + "'");
+    if (it == index.end()) fail_float_op(op, "missing producer '" + producer + "'");
     return it->second;
   }
 
@@ -145,11 +140,11 @@ struct FloatInterpreter::Impl {
     s.op = &op;
     s.slot = i;
     for (const auto& p : op.producers("input")) s.inputs.push_back(slot_of(op, p));
-    if (s.inputs.empty()) fail(op, "has no input");
+    if (s.inputs.empty()) fail_float_op(op, "has no input");
     const std::string& t = op.type;
     if (t == "conv2d" || t == "depthwise-conv2d") {
       const auto& wp = op.producers("weights");
-      if (wp.size() != 1) fail(op, "needs one weights input");
+      if (wp.size() != 1) fail_float_op(op, "needs one weights input");
       const Op& w = graph.op(wp[0]);
       const Shape& ws = w.output.shape;
       const Shape& in = graph.op(op.producers("input")[0]).output.shape;
@@ -159,13 +154,13 @@ struct FloatInterpreter::Impl {
         s.group = int_attr(op.attrs, "group", 1);
         s.weights = quant::reorder_conv_weights(values, ws[0], ws[1], ws[2], ws[3], s.group);
       } else {
-        if (ws[0] != 1) fail(op, "channel multiplier other than 1");
+        if (ws[0] != 1) fail_float_op(op, "channel multiplier other than 1");
         s.weights = values;
       }
       if (!op.producers("bias").empty()) s.bias = slot_of(op, op.producers("bias")[0]);
     } else if (t == "matmul") {
-      if (s.inputs.size() != 2) fail(op, "needs 2 inputs");
-      if (bool_attr(op.attrs, "transpose_a", false)) fail(op, "transpose_a is not supported");
+      if (s.inputs.size() != 2) fail_float_op(op, "needs 2 inputs");
+      if (bool_attr(op.attrs, "transpose_a", false)) fail_float_op(op, "transpose_a is not supported");
       if (!op.producers("bias").empty()) s.bias = slot_of(op, op.producers("bias")[0]);
     } else if (t == "maxpool2d" || t == "avgpool2d") {
       s.window = window_of(op, graph.op(op.producers("input")[0]).output.shape);
@@ -174,7 +169,7 @@ struct FloatInterpreter::Impl {
       s.inputs.push_back(slot_of(op, op.producers("beta").at(0)));
     } else if (!(t == "fix" || t == "add" || t == "mul" || t == "softmax" || t == "concat" ||
                  t == "transpose" || is_activation(t) || is_layout(t))) {
-      fail(op, "is not supported by the float interpreter");
+      fail_float_op(op, "is not supported by the float interpreter");
     }
     return s;
   }
@@ -197,7 +192,7 @@ struct FloatInterpreter::Impl {
     const Op& op = *s.op;
     FloatTensor& out = slots[s.slot];
     out.shape = op.output.shape;
-    out.data.assign(static_cast<std::size_t>(count_of(out.shape)), 0.0f);
+    out.data.assign(static_cast<std::size_t>(element_count(out.shape)), 0.0f);
     const FloatTensor& x = slots[s.inputs[0]];
     const std::string& t = op.type;
     const float* bias = s.bias ? slots[*s.bias].data.data() : nullptr;
@@ -268,7 +263,7 @@ struct FloatInterpreter::Impl {
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const Op& op = graph.ops()[input_slots[i]];
       if (inputs[i].shape != op.output.shape ||
-          static_cast<std::int64_t>(inputs[i].data.size()) != count_of(op.output.shape))
+          static_cast<std::int64_t>(inputs[i].data.size()) != element_count(op.output.shape))
         throw Error("float interpreter: input '" + op.name + "' has the wrong shape");
       slots[input_slots[i]] = inputs[i];
       if (observe) observe(op, slots[input_slots[i]]);

@@ -5,17 +5,12 @@
 
 #include "dpushard/backend.hpp"
 #include "dpushard/plan.hpp"
+#include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
 #include "fragment_io.hpp"
 
 namespace dpushard {
 namespace {
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 const PlanTensor* find_tensor(const std::vector<PlanTensor>& ts, const std::string& name) {
   for (const auto& t : ts)

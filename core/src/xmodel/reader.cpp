@@ -26,9 +26,6 @@ namespace {
 
 namespace pbio = google::protobuf::io;
 
-// Protobuf parses messages of at most 2 GiB - 1 bytes.
-constexpr std::uint64_t kMaxMessageBytes = std::numeric_limits<int>::max();
-
 // Top-level fields of serial_v2.Graph.
 constexpr std::uint32_t kGraphName = 1;
 constexpr std::uint32_t kOpNode = 5;
@@ -65,7 +62,7 @@ bool is_known_field(std::uint32_t field) {
 
 void check_size(std::uint64_t size, const std::string& origin) {
   if (size == 0) throw Error(origin + ": empty file");
-  if (size > kMaxMessageBytes)
+  if (size > xmodel::kMaxMessageBytes)
     throw Error(origin + ": " + std::to_string(size) +
                 " bytes is over protobuf's 2 GiB message limit, so it cannot be an xmodel");
 }
@@ -74,7 +71,7 @@ class GraphReader {
  public:
   GraphReader(pbio::ZeroCopyInputStream& stream, std::uint64_t size, std::string origin)
       : in_(&stream), size_(size), origin_(std::move(origin)) {
-    in_.SetTotalBytesLimit(static_cast<int>(kMaxMessageBytes));
+    in_.SetTotalBytesLimit(static_cast<int>(xmodel::kMaxMessageBytes));
   }
 
   Graph read() {

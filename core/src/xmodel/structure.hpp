@@ -2,9 +2,15 @@
 // Structural rules every xmodel obeys, checked when reading (so a damaged or truncated
 // file is reported) and when writing (so the project never writes a file it cannot read).
 
+#include <cstdint>
+#include <limits>
+
 #include "dpushard/graph.hpp"
 
 namespace dpushard::xmodel {
+
+// Protobuf parses messages of at most 2 GiB - 1 bytes, so no xmodel file is larger.
+inline constexpr std::uint64_t kMaxMessageBytes = std::numeric_limits<int>::max();
 
 // At least one op; every arg names an op of the graph; and when the graph has a subgraph
 // tree, its leaves hold every op exactly once and no subgraph names a missing op (XIR

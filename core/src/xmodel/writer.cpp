@@ -25,7 +25,6 @@ namespace {
 
 namespace pbio = google::protobuf::io;
 
-constexpr std::uint64_t kMaxMessageBytes = std::numeric_limits<int>::max();
 constexpr std::uint32_t kOpNodeTag = (5 << 3) | 2;  // field 5, length-delimited
 
 // Raised when the serialized graph would pass protobuf's 2 GiB limit; no reader could
@@ -39,7 +38,7 @@ void write_message(const google::protobuf::MessageLite& message, std::uint64_t& 
                    pbio::CodedOutputStream& out, bool as_op_node) {
   const std::size_t size = message.ByteSizeLong();
   total += size + (as_op_node ? 2 + 5 : 0);  // tag and length varint, at most
-  if (total > kMaxMessageBytes) too_large(total);
+  if (total > xmodel::kMaxMessageBytes) too_large(total);
   if (as_op_node) {
     out.WriteTag(kOpNodeTag);
     out.WriteVarint32(static_cast<std::uint32_t>(size));

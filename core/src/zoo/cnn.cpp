@@ -19,8 +19,9 @@ namespace {
 
 using zoo::Act;
 using zoo::ModelBuilder;
+using zoo::conv_params;
 
-constexpr std::int64_t kStem[3] = {16, 32, 64};
+constexpr std::int64_t kCnnStem[3] = {16, 32, 64};
 constexpr std::int64_t kWidthStep = 16;
 constexpr std::int64_t kMaxWidth = 4096;  // the DPU's output channel limit
 
@@ -44,16 +45,12 @@ CnnDepth cnn_depth(std::int64_t params_per_expert) {
   return {3, 4};
 }
 
-std::int64_t conv_params(std::int64_t kernel, std::int64_t in, std::int64_t out) {
-  return kernel * kernel * in * out + out;
-}
-
 zoo::ShapeCandidate cnn_candidate(const ZooSpec& spec, const CnnDepth& depth, std::int64_t width1,
                                   std::int64_t width2) {
-  const std::int64_t stem = conv_params(3, spec.input[2], kStem[0]) +
-                            conv_params(3, kStem[0], kStem[1]) + conv_params(3, kStem[1], kStem[2]);
+  const std::int64_t stem = conv_params(3, spec.input[2], kCnnStem[0]) +
+                            conv_params(3, kCnnStem[0], kCnnStem[1]) + conv_params(3, kCnnStem[1], kCnnStem[2]);
   const std::int64_t expert =
-      conv_params(3, kStem[2], width1) + depth.stage1 * 2 * conv_params(3, width1, width1) +
+      conv_params(3, kCnnStem[2], width1) + depth.stage1 * 2 * conv_params(3, width1, width1) +
       conv_params(3, width1, width2) + depth.stage2 * 2 * conv_params(3, width2, width2);
   const std::int64_t joined = zoo::joined_channels(spec, width2);
   zoo::ShapeCandidate c;
@@ -110,7 +107,7 @@ Graph make_cnn(const ZooSpec& spec) {
   ModelBuilder b("zoo_cnn", spec.seed);
   Act x = b.input("input", {1, spec.input[0], spec.input[1], spec.input[2]}, zoo::kInputFixPoint);
   for (int i = 0; i < 3; ++i)
-    x = b.conv("stem/conv" + std::to_string(i + 1), x, kStem[i], 3, 2, 1, /*relu=*/true);
+    x = b.conv("stem/conv" + std::to_string(i + 1), x, kCnnStem[i], 3, 2, 1, /*relu=*/true);
 
   std::vector<Act> experts;
   for (int e = 0; e < spec.experts; ++e)

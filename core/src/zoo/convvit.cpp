@@ -20,9 +20,10 @@ namespace {
 
 using zoo::Act;
 using zoo::ModelBuilder;
+using zoo::conv_params;
 using zoo::Moments;
 
-constexpr std::int64_t kStem[2] = {32, 64};
+constexpr std::int64_t kConvVitStem[2] = {32, 64};
 constexpr std::int64_t kPatchKernel = 4;  // after two stride-2 convs: 16x16 patches
 constexpr std::int64_t kMlpRatio = 4;
 constexpr std::int64_t kMaxDim = 4096;
@@ -47,15 +48,11 @@ struct ConvVitPlan {
   std::int64_t tail = 0;
 };
 
-std::int64_t conv_params(std::int64_t kernel, std::int64_t in, std::int64_t out) {
-  return kernel * kernel * in * out + out;
-}
-
 zoo::ShapeCandidate convvit_candidate(const ZooSpec& spec, int blocks, std::int64_t dim,
                                       std::int64_t hidden) {
-  const std::int64_t stem = conv_params(3, spec.input[2], kStem[0]) +
-                            conv_params(3, kStem[0], kStem[1]) +
-                            conv_params(kPatchKernel, kStem[1], dim);
+  const std::int64_t stem = conv_params(3, spec.input[2], kConvVitStem[0]) +
+                            conv_params(3, kConvVitStem[0], kConvVitStem[1]) +
+                            conv_params(kPatchKernel, kConvVitStem[1], dim);
   // Two layernorms (2D each), q/k/v/proj (D^2 + D each), fc1 (DH + H), fc2 (HD + D).
   const std::int64_t block = 4 * dim * dim + 2 * dim * hidden + 9 * dim + hidden;
   const std::int64_t joined = zoo::joined_channels(spec, dim);
@@ -168,8 +165,8 @@ Graph make_convvit(const ZooSpec& spec) {
 
   ModelBuilder b("zoo_convvit", spec.seed);
   Act x = b.input("input", {1, spec.input[0], spec.input[1], spec.input[2]}, zoo::kInputFixPoint);
-  x = b.conv("stem/conv1", x, kStem[0], 3, 2, 1, /*relu=*/true);
-  x = b.conv("stem/conv2", x, kStem[1], 3, 2, 1, /*relu=*/true);
+  x = b.conv("stem/conv1", x, kConvVitStem[0], 3, 2, 1, /*relu=*/true);
+  x = b.conv("stem/conv2", x, kConvVitStem[1], 3, 2, 1, /*relu=*/true);
   x = b.conv("stem/patch", x, plan.dim, kPatchKernel, kPatchKernel, 0, /*relu=*/false);
   const std::int64_t grid_h = x.value.shape[1];
   const std::int64_t grid_w = x.value.shape[2];

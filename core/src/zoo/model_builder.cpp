@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "dpushard/shape.hpp"
 #include "weights.hpp"
 
 namespace dpushard::zoo {
@@ -20,12 +21,6 @@ constexpr int kGammaFixPoint = 6;
 constexpr int kAffineJitter = 8;
 constexpr int kBetaFixPoint = 7;
 constexpr double kLayernormEpsilon = 1e-6;
-
-std::int64_t element_count(const std::vector<std::int64_t>& shape) {
-  std::int64_t n = 1;
-  for (const std::int64_t d : shape) n *= d;
-  return n;
-}
 
 }  // namespace
 

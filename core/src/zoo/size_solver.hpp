@@ -36,4 +36,9 @@ SizeChoice solve_size(const std::string& family, std::int64_t target,
 
 inline constexpr std::int64_t kMinTail = 16;
 
+// Parameters of a kernel x kernel convolution from `in` to `out` channels, with its bias.
+inline constexpr std::int64_t conv_params(std::int64_t kernel, std::int64_t in, std::int64_t out) {
+  return kernel * kernel * in * out + out;
+}
+
 }  // namespace dpushard::zoo

@@ -34,8 +34,8 @@ Geometry geometry_of(const Op& op, const QTensor& a, const QTensor& b) {
     std::int64_t axis = int_attr(op.attrs, "axis", 1);
     if (axis < 0) axis += rank;
     const auto split = a.shape.begin() + axis;
-    g.m = ref::count_of({a.shape.begin(), split});
-    g.k = ref::count_of({split, a.shape.end()});
+    g.m = element_count({a.shape.begin(), split});
+    g.k = element_count({split, a.shape.end()});
     g.n = b.shape[0];
     return g;
   }
@@ -46,7 +46,7 @@ Geometry geometry_of(const Op& op, const QTensor& a, const QTensor& b) {
   g.m = a.shape[ra - (g.transpose_a ? 1 : 2)];
   g.k = a.shape[ra - (g.transpose_a ? 2 : 1)];
   g.n = b.shape[rb - (g.transpose_b ? 2 : 1)];
-  g.batch = ref::count_of({a.shape.begin(), a.shape.end() - 2});
+  g.batch = element_count({a.shape.begin(), a.shape.end() - 2});
   g.b_batched = rb > 2;
   return g;
 }

@@ -237,10 +237,10 @@ std::unique_ptr<ref::Kernel> make_fast_add(const ref::Chain& chain, const ref::L
           (std::int64_t{1} << 31))
     return nullptr;
   if (const auto p = add2_params(chain, acc_exp, aligns))
-    return std::make_unique<Add2Kernel>(*p, inputs[0], inputs[1], ref::count_of(yt.shape),
+    return std::make_unique<Add2Kernel>(*p, inputs[0], inputs[1], element_count(yt.shape),
                                         chain.out);
   const std::int64_t channels = yt.shape.empty() ? 1 : yt.shape.back();
-  const std::int64_t rows = ref::count_of(yt.shape) / std::max<std::int64_t>(channels, 1);
+  const std::int64_t rows = element_count(yt.shape) / std::max<std::int64_t>(channels, 1);
   return std::make_unique<AddKernel>(std::move(inputs), std::move(aligns), rows, channels,
                                      Requantizer(chain, acc_exp, 0, 0, nullptr, channels),
                                      chain.out);

@@ -11,7 +11,7 @@ namespace dpushard::cpu {
 
 namespace {
 
-using Kind = ref::Epilogue::Kind;
+using EpilogueKind = ref::Epilogue::Kind;
 
 struct Params {
   int acc_align, cut;
@@ -27,7 +27,7 @@ inline std::int8_t round_saturate(std::int64_t v, std::int64_t half, int cut) {
   return static_cast<std::int8_t>(std::clamp<std::int64_t>(r, -128, 127));
 }
 
-template <Kind K, bool Split>
+template <EpilogueKind K, bool Split>
 [[gnu::always_inline]] inline void rows_of(const Params& p, const std::int32_t* __restrict lo,
                                            const std::int32_t* __restrict hi, std::int64_t rows,
                                            std::int8_t* __restrict out) {
@@ -44,9 +44,9 @@ template <Kind K, bool Split>
       std::int64_t sum = lo_row[c];
       if constexpr (Split) sum += std::int64_t{hi_row[c]} << kDigitShift;
       std::int64_t v = (sum << acc_align) + bias[c];
-      if constexpr (K == Kind::Relu) v = std::max<std::int64_t>(v, 0);
-      if constexpr (K == Kind::Relu6) v = std::clamp<std::int64_t>(v, 0, relu6_max);
-      if constexpr (K == Kind::Leaky26) {
+      if constexpr (K == EpilogueKind::Relu) v = std::max<std::int64_t>(v, 0);
+      if constexpr (K == EpilogueKind::Relu6) v = std::clamp<std::int64_t>(v, 0, relu6_max);
+      if constexpr (K == EpilogueKind::Leaky26) {
         // Negative values: v * 26 / 256 and the cut in one rounding (ref's Epilogue).
         const std::int8_t neg = round_saturate(v * kLeakyNumerator, leaky_half, cut + kLeakyShift);
         const std::int8_t pos = round_saturate(v, half, cut);
@@ -59,26 +59,26 @@ template <Kind K, bool Split>
 }
 
 template <bool Split>
-[[gnu::always_inline]] inline void dispatch(Kind kind, const Params& p, const std::int32_t* lo,
+[[gnu::always_inline]] inline void dispatch(EpilogueKind kind, const Params& p, const std::int32_t* lo,
                                             const std::int32_t* hi, std::int64_t rows,
                                             std::int8_t* out) {
   switch (kind) {
-    case Kind::None:
-      return rows_of<Kind::None, Split>(p, lo, hi, rows, out);
-    case Kind::Relu:
-      return rows_of<Kind::Relu, Split>(p, lo, hi, rows, out);
-    case Kind::Relu6:
-      return rows_of<Kind::Relu6, Split>(p, lo, hi, rows, out);
-    case Kind::Leaky26:
-      return rows_of<Kind::Leaky26, Split>(p, lo, hi, rows, out);
-    case Kind::Float:
+    case EpilogueKind::None:
+      return rows_of<EpilogueKind::None, Split>(p, lo, hi, rows, out);
+    case EpilogueKind::Relu:
+      return rows_of<EpilogueKind::Relu, Split>(p, lo, hi, rows, out);
+    case EpilogueKind::Relu6:
+      return rows_of<EpilogueKind::Relu6, Split>(p, lo, hi, rows, out);
+    case EpilogueKind::Leaky26:
+      return rows_of<EpilogueKind::Leaky26, Split>(p, lo, hi, rows, out);
+    case EpilogueKind::Float:
       return;  // never vectorised (see Requantizer's constructor)
   }
 }
 
 // One clone per ISA, chosen at load time by the dynamic linker (GCC ifunc).
 [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] void requantize_block(
-    Kind kind, const Params& p, const std::int32_t* lo, const std::int32_t* hi, std::int64_t rows,
+    EpilogueKind kind, const Params& p, const std::int32_t* lo, const std::int32_t* hi, std::int64_t rows,
     std::int8_t* out) {
   if (hi != nullptr)
     dispatch<true>(kind, p, lo, hi, rows, out);
@@ -98,7 +98,7 @@ Requantizer::Requantizer(const ref::Chain& chain, int acc_exp, int acc_align, in
     for (std::size_t c = 0; c < bias_.size(); ++c)
       bias_[c] = std::int64_t{bias->data[c]} * (std::int64_t{1} << bias_align);
   // The fast loop rounds with a right shift of 0..54; scaling up (cut < 0) is ref's.
-  vectorised_ = epilogue_.kind() != Kind::Float && epilogue_.cut() >= 0 && epilogue_.cut() <= 54;
+  vectorised_ = epilogue_.kind() != EpilogueKind::Float && epilogue_.cut() >= 0 && epilogue_.cut() <= 54;
 }
 
 void Requantizer::run_rows(const std::int32_t* lo, const std::int32_t* hi, std::int64_t first,

@@ -33,7 +33,7 @@ class ElementwiseKernel final : public Kernel {
 std::unique_ptr<Kernel> make_elementwise(const Chain& chain, const Lowering& lowering, SlotId in) {
   const QTensor& x = lowering.slot(in);
   const QTensor& y = lowering.slot(chain.out);
-  if (count_of(x.shape) != count_of(y.shape))
+  if (element_count(x.shape) != element_count(y.shape))
     fail(chain.producer,
          "input " + shape_text(x.shape) + " and output " + shape_text(y.shape) + " differ in size");
   return std::make_unique<ElementwiseKernel>(in, Epilogue(chain, x.fix_point), chain.out);

@@ -7,7 +7,7 @@ namespace dpushard::ref {
 Broadcast::Broadcast(const Op& op, std::vector<std::int64_t> out_shape,
                      const std::vector<std::vector<std::int64_t>>& input_shapes)
     : out_shape_(std::move(out_shape)),
-      total_(count_of(out_shape_)),
+      total_(element_count(out_shape_)),
       counters_(out_shape_.size(), 0),
       offsets_(input_shapes.size(), 0) {
   const std::size_t rank = out_shape_.size();

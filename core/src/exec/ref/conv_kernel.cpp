@@ -158,7 +158,7 @@ std::unique_ptr<Kernel> make_conv(const Chain& chain, const Lowering& lowering) 
   int acc_exp = product_fp;
   if (b) {
     const QTensor& bt = lowering.slot(*b);
-    if (count_of(bt.shape) != g.out_c)
+    if (element_count(bt.shape) != g.out_c)
       fail(op, "bias " + shape_text(bt.shape) + " does not have " + std::to_string(g.out_c) +
                    " values");
     acc_exp = std::max(product_fp, bt.fix_point);

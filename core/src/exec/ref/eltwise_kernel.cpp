@@ -142,7 +142,7 @@ std::unique_ptr<Kernel> make_mul(const Chain& chain, const Lowering& lowering) {
     if (!scale) continue;
     const SlotId x = lowering.arg_slot(op, "input", i);
     const auto& scale_shape = lowering.graph().op(producers[1 - i]).output.shape;
-    if (count_of(scale_shape) != static_cast<std::int64_t>(scale->size()))
+    if (element_count(scale_shape) != static_cast<std::int64_t>(scale->size()))
       fail(op, "const '" + producers[1 - i] + "' has " + std::to_string(scale->size()) +
                    " values for shape " + shape_text(scale_shape));
     Broadcast broadcast(op, out_shape, {lowering.slot(x).shape, scale_shape});

@@ -37,7 +37,7 @@ FloatOperand float_operand(const Op& op, const std::string& producer, const Lowe
     operand.values = std::move(*values);
   } else {
     operand.slot = lowering.fixed(op, producer);
-    count = count_of(lowering.slot(*operand.slot).shape);
+    count = element_count(lowering.slot(*operand.slot).shape);
   }
   if (count != expected_count)
     fail(op, "operand '" + producer + "' has " + std::to_string(count) + " values, expected " +
@@ -57,12 +57,12 @@ Split split_at(const Op& op, const std::vector<std::int64_t>& shape, std::int64_
   if (axis < 0 || axis >= rank) fail(op, "axis out of range for input " + shape_text(shape));
   const auto a = static_cast<std::size_t>(axis);
   Split s;
-  s.outer = count_of({shape.begin(), shape.begin() + axis});
+  s.outer = element_count({shape.begin(), shape.begin() + axis});
   if (to_end) {
-    s.length = count_of({shape.begin() + axis, shape.end()});
+    s.length = element_count({shape.begin() + axis, shape.end()});
   } else {
     s.length = shape[a];
-    s.inner = count_of({shape.begin() + axis + 1, shape.end()});
+    s.inner = element_count({shape.begin() + axis + 1, shape.end()});
   }
   return s;
 }

@@ -80,7 +80,7 @@ class TransposeKernel final : public Kernel {
   void run(Slots& slots) override {
     const std::int8_t* x = slots[in_].data.data();
     std::int8_t* y = slots[out_].data.data();
-    const std::int64_t total = count_of(out_shape_);
+    const std::int64_t total = element_count(out_shape_);
     std::fill(counters_.begin(), counters_.end(), 0);
     std::int64_t offset = 0;
     for (std::int64_t i = 0; i < total; ++i) {
@@ -109,7 +109,7 @@ std::unique_ptr<Kernel> make_concat(const Chain& chain, const Lowering& lowering
   const auto& out_shape = lowering.slot(chain.out).shape;
   const std::int64_t axis = normalized_axis(op, int_attr(op.attrs, "axis", 0), out_shape.size());
   const auto axis_index = static_cast<std::size_t>(axis);
-  const std::int64_t outer = count_of({out_shape.begin(), out_shape.begin() + axis});
+  const std::int64_t outer = element_count({out_shape.begin(), out_shape.begin() + axis});
   std::vector<SlotId> inputs;
   std::vector<std::int64_t> parts;
   std::vector<int> shifts;
@@ -124,7 +124,7 @@ std::unique_ptr<Kernel> make_concat(const Chain& chain, const Lowering& lowering
       if (d != axis_index && t.shape[d] != out_shape[d])
         fail(op, "input " + shape_text(t.shape) + " does not fit output " + shape_text(out_shape));
     axis_total += t.shape[axis_index];
-    parts.push_back(count_of(t.shape) / std::max<std::int64_t>(outer, 1));
+    parts.push_back(element_count(t.shape) / std::max<std::int64_t>(outer, 1));
     shifts.push_back(t.fix_point - chain.fp_out);
     if (shifts.back() < -48 || shifts.back() > 62) fail(op, "input fix point out of range");
   }
@@ -137,7 +137,7 @@ std::unique_ptr<Kernel> make_concat(const Chain& chain, const Lowering& lowering
 std::unique_ptr<Kernel> make_layout(const Op& op, SlotId in, SlotId out, const Lowering& lowering) {
   const QTensor& x = lowering.slot(in);
   const QTensor& y = lowering.slot(out);
-  if (count_of(x.shape) != count_of(y.shape))
+  if (element_count(x.shape) != element_count(y.shape))
     fail(op,
          "input " + shape_text(x.shape) + " and output " + shape_text(y.shape) + " differ in size");
   if (op.type == "reshape" || op.type == "flatten" || op.type == "squeeze" ||
@@ -174,7 +174,7 @@ std::unique_ptr<Kernel> make_stack(const Op& op, const std::vector<SlotId>& inpu
                                    const Lowering& lowering) {
   const QTensor& y = lowering.slot(out);
   const std::int64_t axis = normalized_axis(op, int_attr(op.attrs, "axis", 0), y.shape.size());
-  const std::int64_t outer = count_of({y.shape.begin(), y.shape.begin() + axis});
+  const std::int64_t outer = element_count({y.shape.begin(), y.shape.begin() + axis});
   std::vector<std::int64_t> parts;
   std::vector<int> shifts;
   const auto& first = lowering.slot(inputs.front()).shape;
@@ -182,10 +182,10 @@ std::unique_ptr<Kernel> make_stack(const Op& op, const std::vector<SlotId>& inpu
     const QTensor& t = lowering.slot(id);
     if (t.shape != first) fail(op, "inputs differ in shape");
     if (t.fix_point != y.fix_point) fail(op, "inputs differ in fix point");
-    parts.push_back(count_of(t.shape) / std::max<std::int64_t>(outer, 1));
+    parts.push_back(element_count(t.shape) / std::max<std::int64_t>(outer, 1));
     shifts.push_back(0);
   }
-  if (count_of(y.shape) != count_of(first) * static_cast<std::int64_t>(inputs.size()))
+  if (element_count(y.shape) != element_count(first) * static_cast<std::int64_t>(inputs.size()))
     fail(op, "output " + shape_text(y.shape) + " does not hold the stacked inputs");
   return std::make_unique<JoinKernel>(inputs, std::move(parts), std::move(shifts), outer, out);
 }

@@ -79,7 +79,7 @@ MatmulGeometry matmul_geometry(const Op& op, const QTensor& a, const QTensor& b)
   g.n = b.shape[rb - (g.transpose_b ? 2 : 1)];
   if (b_k != g.k)
     fail(op, "inner dimensions differ: a " + shape_text(a.shape) + ", b " + shape_text(b.shape));
-  g.batch = count_of({a.shape.begin(), a.shape.end() - 2});
+  g.batch = element_count({a.shape.begin(), a.shape.end() - 2});
   if (rb > 2) {
     if (rb != ra || !std::equal(b.shape.begin(), b.shape.end() - 2, a.shape.begin()))
       fail(op, "batch dimensions differ: a " + shape_text(a.shape) + ", b " + shape_text(b.shape));
@@ -97,8 +97,8 @@ MatmulGeometry inner_product_geometry(const Op& op, const QTensor& x, const QTen
   if (axis < 0) axis += rank;
   if (axis < 0 || axis > rank) fail(op, "axis out of range for input " + shape_text(x.shape));
   const auto split = x.shape.begin() + axis;
-  g.m = count_of({x.shape.begin(), split});
-  g.k = count_of({split, x.shape.end()});
+  g.m = element_count({x.shape.begin(), split});
+  g.k = element_count({split, x.shape.end()});
   if (w.shape.size() != 2 || w.shape[1] != g.k)
     fail(op, "weights " + shape_text(w.shape) + " must be [N, " + std::to_string(g.k) + "]");
   g.n = w.shape[0];
@@ -122,7 +122,7 @@ std::unique_ptr<Kernel> make_matmul(const Chain& chain, const Lowering& lowering
   }
   const std::optional<SlotId> bias = lowering.optional_arg_slot(op, "bias", 0);
   const QTensor& yt = lowering.slot(chain.out);
-  if (count_of(yt.shape) != g.batch * g.m * g.n || yt.shape.empty() || yt.shape.back() != g.n)
+  if (element_count(yt.shape) != g.batch * g.m * g.n || yt.shape.empty() || yt.shape.back() != g.n)
     fail(op, "output " + shape_text(yt.shape) + " does not fit " + std::to_string(g.batch) +
                  " x [" + std::to_string(g.m) + ", " + std::to_string(g.n) + "]");
 
@@ -130,7 +130,7 @@ std::unique_ptr<Kernel> make_matmul(const Chain& chain, const Lowering& lowering
   int acc_exp = product_fp;
   if (bias) {
     const QTensor& bt = lowering.slot(*bias);
-    if (count_of(bt.shape) != g.n)
+    if (element_count(bt.shape) != g.n)
       fail(op,
            "bias " + shape_text(bt.shape) + " does not have " + std::to_string(g.n) + " values");
     acc_exp = std::max(product_fp, bt.fix_point);

@@ -3,26 +3,12 @@
 #include <algorithm>
 
 #include "dpushard/error.hpp"
+#include "dpushard/shape.hpp"
 
 namespace dpushard::ref {
 
 void fail(const Op& op, const std::string& what) {
   throw Error("ref: op '" + op.name + "' (" + op.type + "): " + what);
-}
-
-std::int64_t count_of(const std::vector<std::int64_t>& shape) {
-  std::int64_t count = 1;
-  for (std::int64_t dim : shape) count *= dim;
-  return count;
-}
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) text += ",";
-    text += std::to_string(shape[i]);
-  }
-  return text + "]";
 }
 
 SlotId Lowering::arg_slot(const Op& op, std::string_view arg, std::size_t index) const {

@@ -12,6 +12,7 @@
 
 #include "dpushard/graph.hpp"
 #include "dpushard/numerics.hpp"
+#include "dpushard/shape.hpp"
 #include "dpushard/tensor.hpp"
 
 namespace dpushard::ref {
@@ -78,9 +79,5 @@ class Lowering {
 // "ref: op 'NAME' (TYPE): WHAT", the one-line error every load failure uses.
 [[noreturn]] void fail(const Op& op, const std::string& what);
 
-// Element count of a shape (1 for a scalar).
-std::int64_t count_of(const std::vector<std::int64_t>& shape);
-// "[1,32,32,3]".
-std::string shape_text(const std::vector<std::int64_t>& shape);
 
 }  // namespace dpushard::ref

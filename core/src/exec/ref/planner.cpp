@@ -124,7 +124,7 @@ class Planner final : public Lowering {
     if (x.type == "const") return quantize_const(x, fix, out);
     if (x.type == "data") {
       if (input_slots_.contains(x.name)) fail(x, "feeds more than one fix op");
-      if (count_of(x.output.shape) != count_of(shape) && !x.output.shape.empty())
+      if (element_count(x.output.shape) != element_count(shape) && !x.output.shape.empty())
         fail(fix, "shape " + shape_text(shape) + " differs from its data op's " +
                       shape_text(x.output.shape));
       input_slots_[x.name] = out;

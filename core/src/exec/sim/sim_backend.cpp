@@ -1,6 +1,7 @@
 // The `sim` backend: frames take the KV260 timing model's time (see dpushard/sim_backend.hpp
 // for how concurrent frames share the modeled engine).
 
+#include "dpushard/shape.hpp"
 #include "dpushard/sim_backend.hpp"
 
 #include <algorithm>
@@ -22,12 +23,6 @@ using Clock = std::chrono::steady_clock;
 
 Clock::duration from_ms(double ms) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms));
-}
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
-  return out + "]";
 }
 
 // Shape-only outputs in graph.outputs() order, as the ref backend names them.
