@@ -1,18 +1,39 @@
 #!/usr/bin/env bash
-# Installs every Debian package dpushard needs to build, test, benchmark and run its
-# playbooks. Idempotent: when everything is present it only checks and returns.
+# Installs the Debian packages dpushard needs. Idempotent: when everything is present it
+# only checks and returns.
+#
+#   scripts/install-deps.sh          everything: build, tests, sanitizers, fuzzers, benchmarks
+#                                    against PyTorch, playbooks and their lint (the test suite)
+#   scripts/install-deps.sh --run    what the main job needs: build dpushard and the suites,
+#                                    run the playbooks, plot the report (scripts/run-local.sh)
+#
+# --run leaves out PyTorch, clang and the test libraries, which take most of the install time
+# on a fresh machine.
 set -euo pipefail
 
 # ocl-icd-opencl-dev: oneDNN's CMake config (dnnl-config.cmake) requires OpenCL, which
 # libdnnl-dev only recommends, and recommends are not installed here.
-packages=(
-  cmake ninja-build g++ clang libclang-rt-dev clang-format pkg-config git
-  libboost-dev libyaml-cpp-dev libbenchmark-dev libbenchmark-tools libgtest-dev libgmock-dev
-  libdnnl-dev ocl-icd-opencl-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libspdlog-dev
-  libcli11-dev libssl-dev libonnx-dev
-  python3-numpy python3-torch python3-torchvision python3-onnx python3-matplotlib python3-sklearn
-  ansible-core ansible-lint
+run_packages=(
+  cmake ninja-build g++ pkg-config git
+  libboost-dev libyaml-cpp-dev libbenchmark-dev libbenchmark-tools
+  libdnnl-dev ocl-icd-opencl-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev
+  libspdlog-dev libcli11-dev libssl-dev libonnx-dev
+  python3-matplotlib ansible-core
 )
+test_packages=(
+  clang libclang-rt-dev clang-format libgtest-dev libgmock-dev
+  python3-numpy python3-torch python3-torchvision python3-onnx python3-sklearn
+  ansible-lint
+)
+
+case "${1:-}" in
+  --run) packages=("${run_packages[@]}") ;;
+  "") packages=("${run_packages[@]}" "${test_packages[@]}") ;;
+  *)
+    echo "install-deps: unknown argument '$1' (usage: scripts/install-deps.sh [--run])" >&2
+    exit 2
+    ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: the whole benchmark on this machine, as a new user runs it. Installs what
-# is missing (scripts/install-deps.sh), then runs the Ansible site playbook on the local
+# is missing (scripts/install-deps.sh --run), then runs the Ansible site playbook on the local
 # inventory: build, zoo models and plans, three local `sim` workers standing in for three
 # KV260 boards, the CNN and ConvViT scaling sweeps, and results/<run-id>/report.md.
 #
@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install-deps.sh
+scripts/install-deps.sh --run
 
 # Ansible reads ./ansible.cfg only from a folder that is not world-writable; name it.
 export ANSIBLE_CONFIG="$PWD/ansible.cfg"
