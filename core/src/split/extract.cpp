@@ -26,6 +26,18 @@ Op data_op(const std::string& name, const std::vector<std::int64_t>& shape) {
   return op;
 }
 
+// A const op with everything but its values (Weights::LeftOut).
+Op without_data(const Op& source) {
+  Op op;
+  op.name = source.name;
+  op.type = source.type;
+  for (const auto& [key, value] : source.attrs)
+    if (key != "data") op.attrs.emplace(key, value);
+  op.args = source.args;
+  op.output = source.output;
+  return op;
+}
+
 RoundMode round_mode_of(const Op& fix) {
   return parse_round_mode(string_attr(fix.attrs, "round_mode", "DPU_ROUND"));
 }
@@ -66,7 +78,8 @@ std::vector<PlanTensor> model_outputs(const Graph& model) {
   return out;
 }
 
-Extraction extract(const UnitGraph& ug, const Partition& partition, bool output_fix) {
+Extraction extract(const UnitGraph& ug, const Partition& partition, bool output_fix,
+                   Weights weights) {
   const Graph& g = ug.graph();
   const auto& ops = g.ops();
   const auto& cls = ug.classes();
@@ -191,7 +204,8 @@ Extraction extract(const UnitGraph& ug, const Partition& partition, bool output_
     Graph& fg = frag.graph;
     std::vector<std::string> data_for(n);  // data op name feeding input fix i
     std::unordered_set<std::string> emitted_data;
-    auto rewired = [&](Op op) {
+    auto rewired = [&](const Op& source) {
+      Op op = weights == Weights::Copied || source.type != "const" ? source : without_data(source);
       for (auto& arg : op.args)
         for (auto& p : arg.producers) {
           const Op* q = g.find(p);

@@ -27,7 +27,13 @@ struct Extraction {
 // With output_fix false, a boundary whose fix follows a float op used only by it is cut
 // before the fix (the naive split): the fragment ends at the float op and the fix moves to
 // each reader, which receives the float value as its input.
-Extraction extract(const UnitGraph& graph, const Partition& partition, bool output_fix);
+//
+// Weights::LeftOut leaves the `data` of const ops out of the fragments: enough for a cost
+// model to price them (shapes and attributes are all there) without copying every weight
+// of the model once per candidate plan. Such fragments do not validate and are never written.
+enum class Weights { Copied, LeftOut };
+Extraction extract(const UnitGraph& graph, const Partition& partition, bool output_fix,
+                   Weights weights = Weights::Copied);
 
 // The model's inputs and outputs as plan tensors.
 std::vector<PlanTensor> model_inputs(const Graph& model);

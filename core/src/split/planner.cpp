@@ -96,7 +96,8 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
     PlanCandidate c;
     c.strategy = name;
     if (p && cost.prices_fragments()) {
-      const auto prices = fragment_prices(cost, split::extract(units, *p, options.output_fix));
+      const auto prices = fragment_prices(
+          cost, split::extract(units, *p, options.output_fix, split::Weights::LeftOut));
       c.predicted = split::estimate(units, *p, cost, options.output_fix, &prices).predicted;
     } else if (p) {
       c.predicted = split::estimate(units, *p, cost, options.output_fix).predicted;

@@ -4,8 +4,8 @@
 // that runs past the end.
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/logging.h>
 #include <unistd.h>
@@ -71,7 +71,9 @@ class GraphReader {
  public:
   GraphReader(pbio::ZeroCopyInputStream& stream, std::uint64_t size, std::string origin)
       : in_(&stream), size_(size), origin_(std::move(origin)) {
-    in_.SetTotalBytesLimit(static_cast<int>(xmodel::kMaxMessageBytes));
+    // The real size, not protobuf's 2 GiB ceiling: with a limit in sight, ReadString
+    // reserves a field's bytes once instead of growing the string chunk by chunk.
+    in_.SetTotalBytesLimit(static_cast<int>(size));
   }
 
   Graph read() {
@@ -129,14 +131,15 @@ class GraphReader {
       if (!in_.Skip(static_cast<int>(length))) broken(at(field, start) + " ends early");
       return;
     }
+    seen_xmodel_field_ = true;
+    if (field == kOpNode) {  // parsed in place: an op's weights are copied once, not twice
+      add_op(length, start);
+      return;
+    }
     std::string payload;
     if (!in_.ReadString(&payload, static_cast<int>(length)))
       broken(at(field, start) + " ends early");
-    seen_xmodel_field_ = true;
     switch (field) {
-      case kOpNode:
-        add_op(payload, start);
-        break;
       case kGraphName:
         name_ = std::move(payload);
         break;
@@ -165,11 +168,14 @@ class GraphReader {
     if (!ok) broken(at(field, start) + " has wire type " + std::to_string(wire));
   }
 
-  void add_op(const std::string& payload, std::uint64_t start) {
+  void add_op(std::uint32_t length, std::uint64_t start) {
     const std::string where =
         "op_node #" + std::to_string(graph_.size()) + " at byte " + std::to_string(start);
     serial_v2::OPNode node;
-    if (!node.ParseFromString(payload)) fail("damaged: " + where + " is not an OPNode");
+    const auto limit = in_.PushLimit(static_cast<int>(length));
+    const bool parsed = node.MergeFromCodedStream(&in_) && in_.BytesUntilLimit() == 0;
+    in_.PopLimit(limit);
+    if (!parsed) fail("damaged: " + where + " is not an OPNode");
     Op op = named([&] { return xmodel::op_from_proto(node); });
     if (op.name.empty()) fail(where + " has no name");
     if (graph_.find(op.name) != nullptr) fail("duplicate op name '" + op.name + "'");
@@ -227,6 +233,19 @@ class FileDescriptor {
   int fd_;
 };
 
+// Unmaps a mapped file on every path out.
+class Mapping {
+ public:
+  Mapping(void* address, std::size_t size) : address_(address), size_(size) {}
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  ~Mapping() { ::munmap(address_, size_); }
+
+ private:
+  void* address_;
+  std::size_t size_;
+};
+
 }  // namespace
 
 Graph read_xmodel(const std::filesystem::path& path) {
@@ -243,15 +262,16 @@ Graph read_xmodel(const std::filesystem::path& path) {
 
   FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) throw Error(origin + ": cannot open: " + std::strerror(errno));
-  pbio::FileInputStream stream(fd.get(), 1 << 20);
-  try {
-    return GraphReader(stream, size, origin).read();
-  } catch (const Error&) {
-    // A failing disk looks like a short file to the parser; say what really happened.
-    if (stream.GetErrno() != 0)
-      throw Error(origin + ": read error: " + std::strerror(stream.GetErrno()));
-    throw;
-  }
+  // The file mapped in one piece: protobuf then copies each weight tensor once, straight
+  // from the page cache (from a stream it grows tensors over 50 MB chunk by chunk, and a
+  // read buffer would cost a copy and a fault per page). xmodel files are replaced by
+  // rename, never rewritten in place, so the mapping cannot shrink under the parser.
+  void* mapped = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ,
+                        MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+  if (mapped == MAP_FAILED) throw Error(origin + ": cannot read: " + std::strerror(errno));
+  const Mapping mapping(mapped, static_cast<std::size_t>(size));
+  pbio::ArrayInputStream stream(mapped, static_cast<int>(size));
+  return GraphReader(stream, size, origin).read();
 }
 
 Graph parse_xmodel(const std::string& bytes, const std::string& origin) {
