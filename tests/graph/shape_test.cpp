@@ -112,5 +112,14 @@ TEST(Shape, InferShapesFillsMissingShapes) {
   EXPECT_EQ(g.op("r_fix").output.shape, (std::vector<std::int64_t>{1, 4, 4, 2}));
 }
 
+TEST(Shape, TextAndElementCount) {
+  EXPECT_EQ(shape_text({1, 224, 224, 3}), "[1,224,224,3]");
+  EXPECT_EQ(shape_text({7}), "[7]");
+  EXPECT_EQ(shape_text({}), "[]");
+  EXPECT_EQ(element_count({1, 224, 224, 3}), 150528);
+  EXPECT_EQ(element_count({}), 1);  // a scalar
+  EXPECT_EQ(element_count({4, 0, 2}), 0);
+}
+
 }  // namespace
 }  // namespace dpushard

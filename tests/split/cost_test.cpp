@@ -106,6 +106,28 @@ TEST(TimingCost, FragmentCostsArePredictOfTheFragmentFiles) {
   EXPECT_EQ(roof.cost_model, "roofline");
 }
 
+// Candidates are priced on fragments extracted without their weights; the chosen plan on
+// the real fragments. Both must give the same prediction, or the choice would be made on
+// numbers the plan does not have.
+TEST(TimingCost, CandidatesPricedWithoutWeightsMatchTheChosenPlan) {
+  const Graph model = small_cnn(3);
+  const auto cost = make_timing_cost_model(kv260());
+  for (Strategy s : {Strategy::Experts, Strategy::Pipeline, Strategy::Replicate})
+    for (int nodes : {2, 3}) {
+      SplitOptions o;
+      o.nodes = nodes;
+      o.strategy = s;
+      o.cost_model = cost.get();
+      const SplitResult result = split_model(model, o);
+      const auto chosen = std::find_if(
+          result.plan.candidates.begin(), result.plan.candidates.end(),
+          [&](const PlanCandidate& c) { return c.strategy == result.plan.strategy; });
+      ASSERT_NE(chosen, result.plan.candidates.end()) << strategy_name(s) << " " << nodes;
+      EXPECT_EQ(chosen->predicted, result.plan.predicted) << strategy_name(s) << " " << nodes;
+      EXPECT_GT(result.plan.predicted.latency_ms, 0);
+    }
+}
+
 // A 2-stage pipeline on two nodes: latency = in + stage0 + boundary + stage1 + out, and the
 // throughput is set by the busiest of the two nodes and the three links.
 TEST(TimingCost, PipelineLatencyIsTheSumOfPredictAndTransfers) {
