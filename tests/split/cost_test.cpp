@@ -119,9 +119,9 @@ TEST(TimingCost, CandidatesPricedWithoutWeightsMatchTheChosenPlan) {
       o.strategy = s;
       o.cost_model = cost.get();
       const SplitResult result = split_model(model, o);
-      const auto chosen = std::find_if(
-          result.plan.candidates.begin(), result.plan.candidates.end(),
-          [&](const PlanCandidate& c) { return c.strategy == result.plan.strategy; });
+      const auto chosen =
+          std::find_if(result.plan.candidates.begin(), result.plan.candidates.end(),
+                       [&](const PlanCandidate& c) { return c.strategy == result.plan.strategy; });
       ASSERT_NE(chosen, result.plan.candidates.end()) << strategy_name(s) << " " << nodes;
       EXPECT_EQ(chosen->predicted, result.plan.predicted) << strategy_name(s) << " " << nodes;
       EXPECT_GT(result.plan.predicted.latency_ms, 0);

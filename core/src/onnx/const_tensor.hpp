@@ -28,7 +28,6 @@ struct ConstTensor {
   std::vector<float> floats() const;
 };
 
-
 // Decodes an initializer or Constant value; `who` names it in errors.
 ConstTensor from_tensor_proto(const onnx::TensorProto& tensor, const std::string& who);
 

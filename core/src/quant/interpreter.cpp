@@ -160,7 +160,8 @@ struct FloatInterpreter::Impl {
       if (!op.producers("bias").empty()) s.bias = slot_of(op, op.producers("bias")[0]);
     } else if (t == "matmul") {
       if (s.inputs.size() != 2) fail_float_op(op, "needs 2 inputs");
-      if (bool_attr(op.attrs, "transpose_a", false)) fail_float_op(op, "transpose_a is not supported");
+      if (bool_attr(op.attrs, "transpose_a", false))
+        fail_float_op(op, "transpose_a is not supported");
       if (!op.producers("bias").empty()) s.bias = slot_of(op, op.producers("bias")[0]);
     } else if (t == "maxpool2d" || t == "avgpool2d") {
       s.window = window_of(op, graph.op(op.producers("input")[0]).output.shape);

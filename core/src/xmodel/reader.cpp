@@ -4,10 +4,10 @@
 // that runs past the end.
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/logging.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>

@@ -18,8 +18,8 @@ namespace dpushard {
 namespace {
 
 using zoo::Act;
-using zoo::ModelBuilder;
 using zoo::conv_params;
+using zoo::ModelBuilder;
 
 constexpr std::int64_t kCnnStem[3] = {16, 32, 64};
 constexpr std::int64_t kWidthStep = 16;
@@ -48,7 +48,8 @@ CnnDepth cnn_depth(std::int64_t params_per_expert) {
 zoo::ShapeCandidate cnn_candidate(const ZooSpec& spec, const CnnDepth& depth, std::int64_t width1,
                                   std::int64_t width2) {
   const std::int64_t stem = conv_params(3, spec.input[2], kCnnStem[0]) +
-                            conv_params(3, kCnnStem[0], kCnnStem[1]) + conv_params(3, kCnnStem[1], kCnnStem[2]);
+                            conv_params(3, kCnnStem[0], kCnnStem[1]) +
+                            conv_params(3, kCnnStem[1], kCnnStem[2]);
   const std::int64_t expert =
       conv_params(3, kCnnStem[2], width1) + depth.stage1 * 2 * conv_params(3, width1, width1) +
       conv_params(3, width1, width2) + depth.stage2 * 2 * conv_params(3, width2, width2);

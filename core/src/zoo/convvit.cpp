@@ -19,8 +19,8 @@ namespace dpushard {
 namespace {
 
 using zoo::Act;
-using zoo::ModelBuilder;
 using zoo::conv_params;
+using zoo::ModelBuilder;
 using zoo::Moments;
 
 constexpr std::int64_t kConvVitStem[2] = {32, 64};

@@ -59,9 +59,9 @@ template <EpilogueKind K, bool Split>
 }
 
 template <bool Split>
-[[gnu::always_inline]] inline void dispatch(EpilogueKind kind, const Params& p, const std::int32_t* lo,
-                                            const std::int32_t* hi, std::int64_t rows,
-                                            std::int8_t* out) {
+[[gnu::always_inline]] inline void dispatch(EpilogueKind kind, const Params& p,
+                                            const std::int32_t* lo, const std::int32_t* hi,
+                                            std::int64_t rows, std::int8_t* out) {
   switch (kind) {
     case EpilogueKind::None:
       return rows_of<EpilogueKind::None, Split>(p, lo, hi, rows, out);
@@ -78,8 +78,8 @@ template <bool Split>
 
 // One clone per ISA, chosen at load time by the dynamic linker (GCC ifunc).
 [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] void requantize_block(
-    EpilogueKind kind, const Params& p, const std::int32_t* lo, const std::int32_t* hi, std::int64_t rows,
-    std::int8_t* out) {
+    EpilogueKind kind, const Params& p, const std::int32_t* lo, const std::int32_t* hi,
+    std::int64_t rows, std::int8_t* out) {
   if (hi != nullptr)
     dispatch<true>(kind, p, lo, hi, rows, out);
   else
@@ -98,7 +98,8 @@ Requantizer::Requantizer(const ref::Chain& chain, int acc_exp, int acc_align, in
     for (std::size_t c = 0; c < bias_.size(); ++c)
       bias_[c] = std::int64_t{bias->data[c]} * (std::int64_t{1} << bias_align);
   // The fast loop rounds with a right shift of 0..54; scaling up (cut < 0) is ref's.
-  vectorised_ = epilogue_.kind() != EpilogueKind::Float && epilogue_.cut() >= 0 && epilogue_.cut() <= 54;
+  vectorised_ =
+      epilogue_.kind() != EpilogueKind::Float && epilogue_.cut() >= 0 && epilogue_.cut() <= 54;
 }
 
 void Requantizer::run_rows(const std::int32_t* lo, const std::int32_t* hi, std::int64_t first,

@@ -79,5 +79,4 @@ class Lowering {
 // "ref: op 'NAME' (TYPE): WHAT", the one-line error every load failure uses.
 [[noreturn]] void fail(const Op& op, const std::string& what);
 
-
 }  // namespace dpushard::ref

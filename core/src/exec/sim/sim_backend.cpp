@@ -1,8 +1,8 @@
 // The `sim` backend: frames take the KV260 timing model's time (see dpushard/sim_backend.hpp
 // for how concurrent frames share the modeled engine).
 
-#include "dpushard/shape.hpp"
 #include "dpushard/sim_backend.hpp"
+#include "dpushard/shape.hpp"
 
 #include <algorithm>
 #include <chrono>
