@@ -4,6 +4,7 @@
 // byte-identical. A second test drives the cpu backend's sums past float precision.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -194,14 +195,20 @@ Graph imported_resnet18() {
   static const Graph graph = [] {
     const std::filesystem::path dir = std::filesystem::path(DPUSHARD_BACKENDS_WORK) / "resnet18";
     std::filesystem::create_directories(dir);
-    // The export is deterministic (seed 0): a model left by an earlier run is reused.
+    // The export is deterministic (seed 0): a model left by an earlier run is reused. ctest
+    // runs each case in its own process, several at once: each exports into a folder of
+    // its own and renames the file into place, so no case reads a half-written model.
     if (!std::filesystem::exists(dir / "model.onnx")) {
+      const auto own = dir / ("export-" + std::to_string(::getpid()));
+      std::filesystem::create_directories(own);
       const std::string command = "/usr/bin/python3 '" + std::string(DPUSHARD_SOURCE_DIR) +
                                   "/tests/onnx/make_models.py' torchvision resnet18 '" +
-                                  dir.string() + "' --size 32 >'" + (dir / "python.log").string() +
+                                  own.string() + "' --size 32 >'" + (own / "python.log").string() +
                                   "' 2>&1";
       if (std::system(command.c_str()) != 0)
-        throw Error("make_models.py failed, see " + (dir / "python.log").string());
+        throw Error("make_models.py failed, see " + (own / "python.log").string());
+      std::filesystem::rename(own / "model.onnx", dir / "model.onnx");
+      std::filesystem::remove_all(own);
     }
     const Graph float_graph = import_onnx(dir / "model.onnx").graph;
     return quantize(float_graph, random_calibration(float_graph, 2, 3));
