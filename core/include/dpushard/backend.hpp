@@ -52,4 +52,11 @@ std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOption
 // a compiled graph the `data-fix` input op is its own spec (its output tensor's fix_point).
 std::vector<QTensor> input_specs(const Graph& graph);
 
+// The checks every backend makes on a frame's inputs, with one wording: as many inputs as
+// the graph has, and each with the expected shape and fix_point and data sized to the
+// shape. Throw dpushard::Error "<who>: ..." on the first mismatch.
+void check_input_count(std::string_view who, std::size_t given, std::size_t expected);
+void check_input(std::string_view who, const std::string& name,
+                 const std::vector<std::int64_t>& shape, int fix_point, const QTensor& input);
+
 }  // namespace dpushard

@@ -2,7 +2,6 @@
 // for how concurrent frames share the modeled engine).
 
 #include "dpushard/sim_backend.hpp"
-#include "dpushard/shape.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -103,21 +102,10 @@ class SimBackend final : public Backend {
 
  private:
   void check_inputs(const std::vector<QTensor>& inputs) const {
-    if (inputs.size() != input_specs_.size())
-      throw Error("sim: got " + std::to_string(inputs.size()) + " inputs, the graph has " +
-                  std::to_string(input_specs_.size()));
+    check_input_count("sim", inputs.size(), input_specs_.size());
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const QTensor& spec = input_specs_[i];
-      const QTensor& in = inputs[i];
-      if (in.shape != spec.shape)
-        throw Error("sim: input '" + spec.name + "' has shape " + shape_text(in.shape) +
-                    ", expected " + shape_text(spec.shape));
-      if (in.fix_point != spec.fix_point)
-        throw Error("sim: input '" + spec.name + "' has fix_point " + std::to_string(in.fix_point) +
-                    ", expected " + std::to_string(spec.fix_point));
-      if (static_cast<std::int64_t>(in.data.size()) != spec.element_count())
-        throw Error("sim: input '" + spec.name + "' holds " + std::to_string(in.data.size()) +
-                    " values, its shape needs " + std::to_string(spec.element_count()));
+      check_input("sim", spec.name, spec.shape, spec.fix_point, inputs[i]);
     }
   }
 

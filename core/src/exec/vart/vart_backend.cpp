@@ -29,6 +29,7 @@
 
 #include "dpu_binding.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
 #include "host_tensor_buffer.hpp"
 
@@ -40,13 +41,6 @@ using vart_detail::DpuTensorBinding;
 
 // A DPU frame takes milliseconds; a job still running after a minute is a hung DPU.
 constexpr int kWaitTimeoutMs = 60'000;
-
-template <typename Int>
-std::string shape_text(const std::vector<Int>& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
-  return out + "]";
-}
 
 // VART and XIR messages may span lines (glog); dpushard errors are one line.
 std::string one_line(const char* what) {
@@ -257,8 +251,8 @@ class VartBackend final : public Backend {
       bool same = shape.size() == w.shape.size() && !shape.empty() && shape[0] >= 1;
       for (std::size_t d = 1; same && d < shape.size(); ++d) same = shape[d] == w.shape[d];
       if (!same)
-        throw Error(what + " has shape " + shape_text(shape) + " on the DPU, " +
-                    shape_text(w.shape) + " in the graph");
+        throw Error(what + " has shape " + shape_text({shape.begin(), shape.end()}) +
+                    " on the DPU, " + shape_text(w.shape) + " in the graph");
       if (batch != 0 && shape[0] != batch)
         throw Error(what + " has batch " + std::to_string(shape[0]) + ", other DPU tensors " +
                     std::to_string(batch));
@@ -286,21 +280,10 @@ class VartBackend final : public Backend {
   }
 
   void check_inputs(const std::vector<QTensor>& inputs) const {
-    if (inputs.size() != binding_.inputs.size())
-      throw Error(where_ + ": got " + std::to_string(inputs.size()) + " inputs, the fragment has " +
-                  std::to_string(binding_.inputs.size()));
+    check_input_count(where_, inputs.size(), binding_.inputs.size());
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const DpuTensorBinding& spec = binding_.inputs[i];
-      const QTensor& in = inputs[i];
-      if (in.shape != spec.shape)
-        throw Error(where_ + ": input '" + spec.name + "' has shape " + shape_text(in.shape) +
-                    ", expected " + shape_text(spec.shape));
-      if (in.fix_point != spec.fix_point)
-        throw Error(where_ + ": input '" + spec.name + "' has fix_point " +
-                    std::to_string(in.fix_point) + ", expected " + std::to_string(spec.fix_point));
-      if (static_cast<std::int64_t>(in.data.size()) != in.element_count())
-        throw Error(where_ + ": input '" + spec.name + "' holds " + std::to_string(in.data.size()) +
-                    " values, its shape needs " + std::to_string(in.element_count()));
+      check_input(where_, spec.name, spec.shape, spec.fix_point, inputs[i]);
     }
   }
 
