@@ -5,9 +5,9 @@
 
 #include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/logging.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -71,8 +71,8 @@ class GraphReader {
  public:
   GraphReader(pbio::ZeroCopyInputStream& stream, std::uint64_t size, std::string origin)
       : in_(&stream), size_(size), origin_(std::move(origin)) {
-    // The real size, not protobuf's 2 GiB ceiling: with a limit in sight, ReadString
-    // reserves a field's bytes once instead of growing the string chunk by chunk.
+    // The real size, not protobuf's 2 GiB ceiling: with the end in sight, ReadString
+    // reserves a field's bytes at once instead of growing the string chunk by chunk.
     in_.SetTotalBytesLimit(static_cast<int>(size));
   }
 
@@ -233,19 +233,6 @@ class FileDescriptor {
   int fd_;
 };
 
-// Unmaps a mapped file on every path out.
-class Mapping {
- public:
-  Mapping(void* address, std::size_t size) : address_(address), size_(size) {}
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
-  ~Mapping() { ::munmap(address_, size_); }
-
- private:
-  void* address_;
-  std::size_t size_;
-};
-
 }  // namespace
 
 Graph read_xmodel(const std::filesystem::path& path) {
@@ -262,16 +249,15 @@ Graph read_xmodel(const std::filesystem::path& path) {
 
   FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) throw Error(origin + ": cannot open: " + std::strerror(errno));
-  // The file mapped in one piece: protobuf then copies each weight tensor once, straight
-  // from the page cache (from a stream it grows tensors over 50 MB chunk by chunk, and a
-  // read buffer would cost a copy and a fault per page). xmodel files are replaced by
-  // rename, never rewritten in place, so the mapping cannot shrink under the parser.
-  void* mapped = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ,
-                        MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
-  if (mapped == MAP_FAILED) throw Error(origin + ": cannot read: " + std::strerror(errno));
-  const Mapping mapping(mapped, static_cast<std::size_t>(size));
-  pbio::ArrayInputStream stream(mapped, static_cast<int>(size));
-  return GraphReader(stream, size, origin).read();
+  pbio::FileInputStream stream(fd.get(), 1 << 20);
+  try {
+    return GraphReader(stream, size, origin).read();
+  } catch (const Error&) {
+    // A failing disk looks like a short file to the parser; say what really happened.
+    if (stream.GetErrno() != 0)
+      throw Error(origin + ": read error: " + std::strerror(stream.GetErrno()));
+    throw;
+  }
 }
 
 Graph parse_xmodel(const std::string& bytes, const std::string& origin) {
