@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
 
 namespace dpushard::ref {
