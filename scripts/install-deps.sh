@@ -13,12 +13,14 @@ set -euo pipefail
 
 # ocl-icd-opencl-dev: oneDNN's CMake config (dnnl-config.cmake) requires OpenCL, which
 # libdnnl-dev only recommends, and recommends are not installed here.
+# python3-apt: Ansible's package_facts (the deps role) reads dpkg through it; a minimal
+# Debian root lacks it and the role stops with "Could not detect a supported package manager".
 run_packages=(
   cmake ninja-build g++ pkg-config git
   libboost-dev libyaml-cpp-dev libbenchmark-dev libbenchmark-tools
   libdnnl-dev ocl-icd-opencl-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev
   libspdlog-dev libcli11-dev libssl-dev libonnx-dev
-  python3-matplotlib ansible-core
+  python3-matplotlib python3-apt ansible-core
 )
 test_packages=(
   clang libclang-rt-dev clang-format libgtest-dev libgmock-dev
