@@ -9,6 +9,11 @@ option(DPUSHARD_WERROR "Treat compiler warnings as errors" OFF)
 # Build the GoogleTest suites under tests/ and register them with ctest.
 option(DPUSHARD_BUILD_TESTS "Build the unit and integration tests" ON)
 
+# Also compile the slow opt-in tests (torchvision models at their native sizes, the timing
+# model's calibration point through the real ONNX import): minutes each, so they exist only
+# when asked for, and a normal run never reports them as skipped.
+option(DPUSHARD_SLOW_TESTS "Build the slow opt-in tests" OFF)
+
 # Build the Google Benchmark suites under bench/.
 option(DPUSHARD_BUILD_BENCH "Build the Google Benchmark suites" ON)
 

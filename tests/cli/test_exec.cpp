@@ -51,6 +51,7 @@ json exec_json(const ScratchDir& dir, const std::string& args) {
 }
 
 TEST(CliExec, ResNet20JsonIsCompleteAndStable) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const json a = exec_json(dir, "--seed 3 --repeat 3");
   EXPECT_EQ(a["file"], fixture(testing::kResNetInt).string());
@@ -85,6 +86,7 @@ TEST(CliExec, ResNet20JsonIsCompleteAndStable) {
 }
 
 TEST(CliExec, HumanOutputGoesToStderr) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const Result r = run_cli(dir, "exec " + resnet());
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -93,6 +95,7 @@ TEST(CliExec, HumanOutputGoesToStderr) {
 }
 
 TEST(CliExec, NpyInputsInt8AndFloat32) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const QTensor q = random_qtensor("CifarResNet__input_0_fix", {1, 32, 32, 3}, 5, 11);
   const std::string shape = "(1, 32, 32, 3)";
@@ -115,6 +118,7 @@ TEST(CliExec, NpyInputsInt8AndFloat32) {
 }
 
 TEST(CliExec, BadNpyIsOneLineNamingTheFile) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const auto check = [&](const std::string& name, const std::string& bytes,
                          const std::string& problem) {
@@ -135,6 +139,7 @@ TEST(CliExec, BadNpyIsOneLineNamingTheFile) {
 }
 
 TEST(CliExec, BadBackendAndOptions) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const Result r = run_cli(dir, "exec " + resnet() + " --backend gpu");
   EXPECT_EQ(r.exit_code, 1);
@@ -148,6 +153,7 @@ TEST(CliExec, BadBackendAndOptions) {
 
 // Without -DDPUSHARD_WITH_VART=ON, asking for the real-DPU backend says how to get it.
 TEST(CliExec, VartNotBuiltHere) {
+  DPUSHARD_REQUIRE_FIXTURES();
 #ifdef DPUSHARD_WITH_VART
   GTEST_SKIP() << "this build has the vart backend";
 #endif

@@ -29,6 +29,7 @@ json inspect_json(const ScratchDir& dir, const std::string& file) {
 }
 
 TEST(CliInspect, IntFixtureJson) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const json j = inspect_json(dir, testing::kResNetInt);
   EXPECT_EQ(j["file"], fixture(testing::kResNetInt).string());
@@ -78,6 +79,7 @@ void expect_compiled(const json& j, const std::string& input_shape_json, std::si
 }
 
 TEST(CliInspect, Vck190FixtureJson) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const json j = inspect_json(dir, testing::kResNetVck190);
   expect_compiled(j, "[1,32,32,3]", 26, 82007306);
@@ -86,6 +88,7 @@ TEST(CliInspect, Vck190FixtureJson) {
 }
 
 TEST(CliInspect, Kv260FixtureJson) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const json j = inspect_json(dir, testing::kMobileNetKv260);
   expect_compiled(j, "[1,224,224,3]", 39, 606167266);
@@ -102,6 +105,7 @@ TEST(CliInspect, Kv260FixtureJson) {
 }
 
 TEST(CliInspect, HumanSummaryOnStdout) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const Result r = run_cli(dir, "inspect " + quoted(fixture(testing::kMobileNetKv260).string()));
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -122,6 +126,7 @@ void expect_one_line_error(const Result& r, const std::string& path, const std::
 }
 
 TEST(CliInspect, CorruptFileFailsWithOneLine) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const std::string bytes = testing::read_bytes(fixture(testing::kResNetInt));
   const auto cut = dir / "cut.xmodel";

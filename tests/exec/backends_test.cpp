@@ -25,6 +25,7 @@
 #include "dpushard/xmodel.hpp"
 #include "dpushard/zoo.hpp"
 #include "ref_test_util.hpp"
+#include "xmodel/fixtures.hpp"
 
 namespace dpushard {
 namespace {
@@ -296,6 +297,7 @@ class BackendMatchesRef : public ::testing::TestWithParam<Param> {};
 
 TEST_P(BackendMatchesRef, ByteIdenticalOutputs) {
   const auto& [backend_name, case_name] = GetParam();
+  if (case_name == "resnet20_fixture") DPUSHARD_REQUIRE_FIXTURES();
   const Graph graph = cases().at(case_name)();
   auto ref = backend_named("ref");
   auto backend = backend_named(backend_name);

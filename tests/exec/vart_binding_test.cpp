@@ -11,6 +11,7 @@
 #include "dpushard/error.hpp"
 #include "dpushard/xmodel.hpp"
 #include "exec/vart/dpu_binding.hpp"
+#include "xmodel/fixtures.hpp"
 
 namespace dpushard {
 namespace {
@@ -69,6 +70,7 @@ Graph fragment() {
 }
 
 TEST(VartBinding, CompiledKv260Fixture) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const Graph graph =
       read_xmodel(kFixtures + "mobilenetv2_yawn_compiled_dpuczdx8g_kv260_vai25.xmodel");
   const auto binding = bind_dpu_subgraph(graph);
@@ -88,6 +90,7 @@ TEST(VartBinding, CompiledKv260Fixture) {
 }
 
 TEST(VartBinding, CompiledVersalFixture) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const auto binding = bind_dpu_subgraph(
       read_xmodel(kFixtures + "resnet20_cifar10_compiled_dpucvdx8g_vck190_vai35.xmodel"));
   ASSERT_EQ(binding.inputs.size(), 1u);
@@ -97,6 +100,7 @@ TEST(VartBinding, CompiledVersalFixture) {
 }
 
 TEST(VartBinding, InputSpecsOfCompiledGraph) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const Graph graph =
       read_xmodel(kFixtures + "mobilenetv2_yawn_compiled_dpuczdx8g_kv260_vai25.xmodel");
   const auto specs = input_specs(graph);
@@ -121,6 +125,7 @@ TEST(VartBinding, BuiltFragment) {
 }
 
 TEST(VartBinding, UncompiledGraph) {
+  DPUSHARD_REQUIRE_FIXTURES();
   EXPECT_THAT(bind_error(read_xmodel(kFixtures + "resnet20_cifar10_int_quantized.xmodel")),
               AllOf(HasSubstr("vart: graph '"), HasSubstr("not a compiled xmodel"),
                     HasSubstr("vai_c_xir")));

@@ -26,6 +26,7 @@ using testing::quoted;
 using testing::run_cli;
 
 TEST(CliPredict, CompiledMobileNetJson) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const Result r =
       run_cli(dir, "predict " + quoted(fixture(testing::kMobileNetKv260).string()) + " --json");
@@ -46,6 +47,7 @@ TEST(CliPredict, CompiledMobileNetJson) {
 }
 
 TEST(CliPredict, HumanOutputGoesToStderr) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const Result r = run_cli(dir, "predict " + quoted(fixture(testing::kResNetInt).string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -70,11 +72,10 @@ TEST(CliPredict, CalibrationProcedureFromTheCommandLine) {
   EXPECT_NEAR(json::parse(p.out)["fps"].get<double>(), 89.34, 0.02 * 89.34);
 }
 
-// Opt-in (DPUSHARD_SLOW_TESTS=1, needs Debian's python3-torch): the calibration point
-// through the real path, torchvision's resnet50 exported to ONNX and `dpushard import`ed.
+#if DPUSHARD_SLOW_TESTS
+// Opt-in (cmake -DDPUSHARD_SLOW_TESTS=ON, needs Debian's python3-torch): the calibration
+// point through the real path, torchvision's resnet50 exported to ONNX and `dpushard import`ed.
 TEST(CliPredictSlow, ImportedTorchvisionResNet50MatchesTheCalibration) {
-  const char* slow = std::getenv("DPUSHARD_SLOW_TESTS");
-  if (slow == nullptr || std::string(slow) != "1") GTEST_SKIP() << "set DPUSHARD_SLOW_TESTS=1";
   ScratchDir dir;
   const std::string script = DPUSHARD_SOURCE_DIR "/tests/onnx/make_models.py";
   const std::string export_cmd = "/usr/bin/python3 " + quoted(script) + " torchvision resnet50 " +
@@ -88,8 +89,10 @@ TEST(CliPredictSlow, ImportedTorchvisionResNet50MatchesTheCalibration) {
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_NEAR(json::parse(p.out)["fps"].get<double>(), 89.34, 0.02 * 89.34);
 }
+#endif
 
 TEST(CliPredict, TargetFileErrorsNameTheField) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const auto bad = dir / "bad.yaml";
   testing::write_bytes(bad, "name: x\ndpu:\n  arch: y\n");

@@ -20,6 +20,7 @@ const Graph& mobilenet() {
 std::int64_t round_up(std::int64_t v, std::int64_t to) { return (v + to - 1) / to * to; }
 
 TEST(MobileNetV2Fixture, PredictedWithinAPlausibleRange) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const Prediction p = predict(mobilenet(), builtin_target("kv260"));
   std::cout << "mobilenetv2 (compiled, kv260): " << p.fps << " fps, dpu " << p.dpu_ms
             << " ms, one thread " << 1000.0 / p.latency_ms << " fps\n";
@@ -33,6 +34,7 @@ TEST(MobileNetV2Fixture, PredictedWithinAPlausibleRange) {
 }
 
 TEST(MobileNetV2Fixture, MacsMatchTheCompilersWorkload) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const Prediction p = predict(mobilenet(), builtin_target("kv260"));
   // workload = 2 x MACs + one add per output (the bias): within 2 %.
   const std::int64_t workload = int_attr(mobilenet().root()->attrs, "workload", -1);
@@ -45,6 +47,7 @@ TEST(MobileNetV2Fixture, MacsMatchTheCompilersWorkload) {
 // work. The model's padding (channels to 16, widths to 8 on the conv engine and to 4 on
 // the ALU) must match it exactly, op by op.
 TEST(MobileNetV2Fixture, PaddedWorkMatchesWorkloadOnArchOpByOp) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const Target t = builtin_target("kv260");
   int checked = 0;
   for (const Op& op : mobilenet().ops()) {
@@ -69,6 +72,7 @@ TEST(MobileNetV2Fixture, PaddedWorkMatchesWorkloadOnArchOpByOp) {
 }
 
 TEST(ResNet20Fixtures, IntAndCompiledFilesPredict) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const Target t = builtin_target("kv260");
   const Prediction p_int = predict(read_xmodel(testing::fixture(testing::kResNetInt)), t);
   const Prediction p_vck = predict(read_xmodel(testing::fixture(testing::kResNetVck190)), t);

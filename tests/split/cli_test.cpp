@@ -64,6 +64,7 @@ TEST(CliSplit, RunLocalPrintsTheSameOutputsAsExec) {
 }
 
 TEST(CliSplit, BadInputIsOneErrorLine) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const std::string resnet = quoted(testing::fixture(testing::kResNetInt).string());
   const std::string plan = quoted((dir / "plan").string());
@@ -96,6 +97,7 @@ std::string npy(const std::string& descr, const std::string& shape, const std::s
 // run --local --input: the same .npy gives the same outputs as exec --input on the whole
 // model, int8 taken as is and float32 quantized with the input's fix point.
 TEST(CliSplit, RunLocalTakesNpyInputs) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const std::string resnet = quoted(testing::fixture(testing::kResNetInt).string());
   const std::string plan = quoted((dir / "plan").string());
@@ -153,6 +155,7 @@ TEST(CliSplit, RunLocalTakesNpyInputs) {
 // split --target kv260 prices fragments with `predict`; a --no-output-fix fragment shows
 // the boundary penalty there (its trailing conv on the CPU).
 TEST(CliSplit, TargetPricesFragmentsWithPredict) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const std::string resnet = quoted(testing::fixture(testing::kResNetInt).string());
   for (const bool fix : {true, false}) {

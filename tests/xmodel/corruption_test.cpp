@@ -128,10 +128,17 @@ void check_truncations(const char* name, int cuts) {
   }
 }
 
-TEST(XmodelCorrupt, TruncatedIntFixture) { check_truncations(testing::kResNetInt, 40); }
-TEST(XmodelCorrupt, TruncatedCompiledFixture) { check_truncations(testing::kResNetVck190, 40); }
+TEST(XmodelCorrupt, TruncatedIntFixture) {
+  DPUSHARD_REQUIRE_FIXTURES();
+  check_truncations(testing::kResNetInt, 40);
+}
+TEST(XmodelCorrupt, TruncatedCompiledFixture) {
+  DPUSHARD_REQUIRE_FIXTURES();
+  check_truncations(testing::kResNetVck190, 40);
+}
 
 TEST(XmodelCorrupt, TruncationInsideTheOpsSaysSo) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const std::string bytes = testing::read_bytes(fixture(testing::kResNetInt));
   parse_error(bytes.substr(0, bytes.size() / 2), "truncated");
   // Cut exactly after the ops: the subgraph tree is gone.
@@ -169,10 +176,17 @@ void check_random_flips(const char* name, int trials) {
   EXPECT_GT(errors, trials / 4);
 }
 
-TEST(XmodelCorrupt, RandomFlipsInt) { check_random_flips(testing::kResNetInt, 150); }
-TEST(XmodelCorrupt, RandomFlipsCompiled) { check_random_flips(testing::kResNetVck190, 150); }
+TEST(XmodelCorrupt, RandomFlipsInt) {
+  DPUSHARD_REQUIRE_FIXTURES();
+  check_random_flips(testing::kResNetInt, 150);
+}
+TEST(XmodelCorrupt, RandomFlipsCompiled) {
+  DPUSHARD_REQUIRE_FIXTURES();
+  check_random_flips(testing::kResNetVck190, 150);
+}
 
 TEST(XmodelCorrupt, StructuralDamageIsCaught) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const std::string bytes = testing::read_bytes(fixture(testing::kResNetInt));
   std::string bad_tag = bytes;
   bad_tag[0] = '\x0f';  // field 1 with wire type 7, which does not exist

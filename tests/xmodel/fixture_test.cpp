@@ -33,6 +33,7 @@ std::vector<std::string> child_devices(const Subgraph& root) {
 }
 
 TEST(XmodelFixture, ResNet20IntHasTheQuantizersOps) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const Graph graph = read_xmodel(fixture(testing::kResNetInt));
   EXPECT_EQ(graph.name(), "CifarResNet");
   EXPECT_EQ(count_ops(graph), (OpCounts{{"const", 47},
@@ -63,6 +64,7 @@ TEST(XmodelFixture, ResNet20IntHasTheQuantizersOps) {
 }
 
 TEST(XmodelFixture, ResNet20IntAttributesKeepTheirKinds) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const Graph graph = read_xmodel(fixture(testing::kResNetInt));
   const Op& fix = graph.op("CifarResNet__input_0_fix");
   EXPECT_EQ(fix.type, "fix");
@@ -89,6 +91,7 @@ TEST(XmodelFixture, ResNet20IntAttributesKeepTheirKinds) {
 }
 
 TEST(XmodelFixture, ResNet20Vck190IsCompiledWithOneDpuSubgraph) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const Graph graph = read_xmodel(fixture(testing::kResNetVck190));
   EXPECT_TRUE(is_compiled(graph));
   EXPECT_EQ(graph.size(), 81u);
@@ -123,6 +126,7 @@ TEST(XmodelFixture, ResNet20Vck190IsCompiledWithOneDpuSubgraph) {
 }
 
 TEST(XmodelFixture, MobileNetV2Kv260IsCompiledForTheKria) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const Graph graph = read_xmodel(fixture(testing::kMobileNetKv260));
   EXPECT_TRUE(is_compiled(graph));
   EXPECT_EQ(count_ops(graph), (OpCounts{{"const-fix", 106},

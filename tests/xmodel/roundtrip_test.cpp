@@ -114,6 +114,7 @@ void expect_same_const_data(const Graph& a, const Graph& b) {
 }
 
 TEST(XmodelRoundTrip, IntFixtureGivesAnEqualGraphAndIdenticalWeights) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const Graph original = read_xmodel(fixture(testing::kResNetInt));
   const std::string bytes = serialize_xmodel(original);
   const Graph again = parse_xmodel(bytes, "memory");
@@ -126,6 +127,7 @@ TEST(XmodelRoundTrip, IntFixtureGivesAnEqualGraphAndIdenticalWeights) {
 }
 
 TEST(XmodelRoundTrip, IntFixtureThroughAFile) {
+  DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const Graph original = read_xmodel(fixture(testing::kResNetInt));
   const auto path = dir / "copy_int.xmodel";
@@ -148,6 +150,7 @@ TEST(XmodelRoundTrip, IntFixtureThroughAFile) {
 class CompiledRoundTrip : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CompiledRoundTrip, SubgraphTreeAndAttributesSurvive) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const Graph original = read_xmodel(fixture(GetParam()));
   const Graph again = parse_xmodel(serialize_xmodel(original), "memory");
   EXPECT_TRUE(again == original);

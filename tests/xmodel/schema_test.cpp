@@ -46,6 +46,7 @@ std::string deterministic_bytes(const pb::Message& message) {
 class XmodelSchema : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(XmodelSchema, EveryFieldOfTheFixtureIsKnown) {
+  DPUSHARD_REQUIRE_FIXTURES();
   serial_v2::Graph graph;
   ASSERT_TRUE(graph.ParseFromString(testing::read_bytes(testing::fixture(GetParam()))));
   EXPECT_GT(graph.op_node_size(), 0);
@@ -59,6 +60,7 @@ TEST_P(XmodelSchema, EveryFieldOfTheFixtureIsKnown) {
 }
 
 TEST_P(XmodelSchema, StreamedWriterEqualsOneDeterministicSerialization) {
+  DPUSHARD_REQUIRE_FIXTURES();
   const std::string written = serialize_xmodel(read_xmodel(testing::fixture(GetParam())));
   serial_v2::Graph graph;
   ASSERT_TRUE(graph.ParseFromString(written));
