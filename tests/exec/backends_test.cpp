@@ -2,7 +2,8 @@
 // the same cases: single ops over full-range random int8 data, small zoo models, the real
 // ResNet-20 fixture and a torchvision ResNet-18 imported from ONNX. Outputs must be
 // byte-identical. Where ../shared/vitis-ai-runtime exists, `vart` joins them: each case
-// compiled-equivalent (tests/vart/compile_equivalent.hpp) on the VART double. A second test drives the cpu backend's sums past float precision.
+// compiled-equivalent (tests/vart/compile_equivalent.hpp) on the VART double. A second test drives
+// the cpu backend's sums past float precision.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -299,6 +300,15 @@ std::unique_ptr<Backend> backend_named(const std::string& name) {
   return make_backend(name, options);
 }
 
+// The backends compared with ref: vart only where tests/vart builds it on the VART double.
+std::vector<std::string> backend_names() {
+#ifdef DPUSHARD_TEST_VART_DOUBLE
+  return {"cpu", "sim", "vart"};
+#else
+  return {"cpu", "sim"};
+#endif
+}
+
 using Param = std::tuple<std::string, std::string>;  // backend, case
 
 class BackendMatchesRef : public ::testing::TestWithParam<Param> {};
@@ -348,12 +358,7 @@ TEST_P(BackendMatchesRef, ByteIdenticalOutputs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, BackendMatchesRef,
-                         ::testing::Combine(::testing::Values("cpu", "sim"
-#ifdef DPUSHARD_TEST_VART_DOUBLE
-                                                              ,
-                                                              "vart"
-#endif
-                                                              ),
+                         ::testing::Combine(::testing::ValuesIn(backend_names()),
                                             ::testing::ValuesIn(case_names())),
                          [](const ::testing::TestParamInfo<Param>& param_info) {
                            return std::get<0>(param_info.param) + "_" +

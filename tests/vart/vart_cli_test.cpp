@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "compile_equivalent.hpp"
+#include "dpushard/backend.hpp"
 #include "dpushard/builder.hpp"
 #include "dpushard/tensor.hpp"
 #include "dpushard/xmodel.hpp"
@@ -39,7 +40,8 @@ void write_npy(const fs::path& path, const QTensor& t) {
   out.put(static_cast<char>(size & 0xff));
   out.put(static_cast<char>(size >> 8));
   out << header;
-  out.write(reinterpret_cast<const char*>(t.data.data()), static_cast<std::streamsize>(t.data.size()));
+  out.write(reinterpret_cast<const char*>(t.data.data()),
+            static_cast<std::streamsize>(t.data.size()));
 }
 
 // Runs `exec FILE --backend B --input ... --json` and returns the outputs array.
@@ -70,9 +72,9 @@ void expect_same_outputs(const fs::path& compiled, const fs::path& int_file,
     write_npy(inputs.back(), random_qtensor(spec.name, spec.shape, spec.fix_point, seed++));
   }
   const auto expected = exec(DPUSHARD_CLI, "", int_file, "ref", inputs);
-  const auto actual = exec(DPUSHARD_VART_CLI,
-                           "DPUSHARD_VART_DOUBLE_INT='" + int_file.string() + "' " + settings,
-                           compiled, "vart", inputs);
+  const auto actual =
+      exec(DPUSHARD_VART_CLI, "DPUSHARD_VART_DOUBLE_INT='" + int_file.string() + "' " + settings,
+           compiled, "vart", inputs);
   ASSERT_EQ(actual.size(), expected.size());
   for (std::size_t o = 0; o < expected.size(); ++o) {
     EXPECT_EQ(actual[o]["shape"], expected[o]["shape"]);
@@ -106,9 +108,9 @@ TEST(VartCli, CompiledEquivalentFragmentMatchesRef) {
   const fs::path compiled = kWork / "frag_compiled.xmodel";
   write_xmodel(int_graph, int_file);
   write_xmodel(vart_test::compile_equivalent(int_graph), compiled);
-  for (const char* settings :
-       {"", "DPUSHARD_VART_DOUBLE_BATCH=4", "DPUSHARD_VART_DOUBLE_PLAIN=1 DPUSHARD_VART_DOUBLE_BATCH=4",
-        "DPUSHARD_VART_DOUBLE_REVERSE=1"})
+  for (const char* settings : {"", "DPUSHARD_VART_DOUBLE_BATCH=4",
+                               "DPUSHARD_VART_DOUBLE_PLAIN=1 DPUSHARD_VART_DOUBLE_BATCH=4",
+                               "DPUSHARD_VART_DOUBLE_REVERSE=1"})
     expect_same_outputs(compiled, int_file, settings);
 }
 

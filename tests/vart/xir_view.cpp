@@ -76,8 +76,7 @@ AttrValue attr_from_xir(const xir::any& v) {
     return string_map(any_cast<map<string, vector<uint64_t>>>(v));
   if (holds<map<string, vector<string>>>(v))
     return string_map(any_cast<map<string, vector<string>>>(v));
-  throw Error(std::string("XIR attribute of C++ type ") + v.type().name() +
-              " has no xmodel field");
+  throw Error(std::string("XIR attribute of C++ type ") + v.type().name() + " has no xmodel field");
 }
 
 AttrMap attrs_from_xir(const xir::Attrs* attrs) {

@@ -25,7 +25,8 @@ TensorDesc tensor_from_proto(xmodel::pb::Tensor& proto, const std::string& owner
   return tensor;
 }
 
-void tensor_to_proto(const TensorDesc& tensor, const std::string& owner, xmodel::pb::Tensor& proto) {
+void tensor_to_proto(const TensorDesc& tensor, const std::string& owner,
+                     xmodel::pb::Tensor& proto) {
   proto.set_tensor_name(tensor.name);
   for (std::int64_t dim : tensor.shape) {
     // The schema stores dims as uint32; a negative or huge dim cannot be written.

@@ -98,7 +98,8 @@ class DpuBuffer final : public vart::TensorBuffer {
   void copy(const std::vector<std::int8_t>& from, std::vector<std::int8_t>& to,
             std::uint64_t offset, std::size_t size) const {
     // VART checks the range (a CHECK, which aborts); the double does the same.
-    CHECK_LE(offset + size, frame_bytes_) << "sync beyond the buffer of " << get_tensor()->get_name();
+    CHECK_LE(offset + size, frame_bytes_)
+        << "sync beyond the buffer of " << get_tensor()->get_name();
     std::memcpy(to.data() + offset, from.data() + offset, size);
   }
 
@@ -118,9 +119,9 @@ class Arithmetic {
   }
 
   // `in[t][b]` / `out[t][b]`: batch entry b of runner tensor t (by name in `names`).
-  void run(const std::vector<std::string>& in_names, std::vector<std::vector<std::int8_t>*>& in,
-           const std::vector<std::string>& out_names, std::vector<std::vector<std::int8_t>*>& out,
-           int batch) {
+  using Entries = std::vector<std::vector<std::vector<std::int8_t>*>>;  // [tensor][entry]
+  void run(const std::vector<std::string>& in_names, const Entries& in,
+           const std::vector<std::string>& out_names, Entries& out, int batch) {
     const std::int64_t group = specs_.empty() ? 1 : std::max<std::int64_t>(1, specs_[0].shape[0]);
     for (std::int64_t first = 0; first < batch; first += group) {
       std::vector<QTensor> inputs;
@@ -132,7 +133,8 @@ class Arithmetic {
         const std::size_t t = static_cast<std::size_t>(it - in_names.begin());
         QTensor q = spec;
         for (std::int64_t b = first; b < first + group; ++b) {
-          const auto& entry = in[t][b < batch ? b : first];  // pad a short last group
+          // A short last group repeats its first entry; those results are dropped.
+          const auto& entry = *in[t][static_cast<std::size_t>(b < batch ? b : first)];
           q.data.insert(q.data.end(), entry.begin(), entry.end());
         }
         inputs.push_back(std::move(q));
@@ -141,15 +143,16 @@ class Arithmetic {
       for (std::size_t t = 0; t < out_names.size(); ++t) {
         const auto it = std::find(outputs_.begin(), outputs_.end(), out_names[t]);
         if (it == outputs_.end())
-          throw std::runtime_error("vart double: the _int fragment has no output '" +
-                                   out_names[t] + "'");
+          throw std::runtime_error("vart double: the _int fragment has no output '" + out_names[t] +
+                                   "'");
         const QTensor& r = results[static_cast<std::size_t>(it - outputs_.begin())];
         const std::size_t frame = r.data.size() / static_cast<std::size_t>(group);
         for (std::int64_t b = first; b < std::min<std::int64_t>(first + group, batch); ++b) {
-          auto& entry = out[t][b];
+          auto& entry = *out[t][static_cast<std::size_t>(b)];
           if (entry.size() != frame)
             throw std::runtime_error("vart double: output '" + out_names[t] + "' has " +
-                                     std::to_string(frame) + " bytes a frame in the _int fragment, " +
+                                     std::to_string(frame) +
+                                     " bytes a frame in the _int fragment, " +
                                      std::to_string(entry.size()) + " on the DPU");
           std::memcpy(entry.data(), r.data.data() + static_cast<std::size_t>(b - first) * frame,
                       frame);
@@ -184,8 +187,8 @@ std::vector<TensorSpec> own_tensors(const std::vector<const xir::Tensor*>& tenso
     TensorSpec spec;
     spec.tensor = xir::Tensor::create(t->get_name(), shape, t->get_data_type());
     spec.tensor->set_attrs(t->get_attrs());
-    spec.frame_bytes = static_cast<std::size_t>(spec.tensor->get_data_size()) /
-                       static_cast<std::size_t>(batch);
+    spec.frame_bytes =
+        static_cast<std::size_t>(spec.tensor->get_data_size()) / static_cast<std::size_t>(batch);
     specs.push_back(std::move(spec));
   }
   if (reverse) std::reverse(specs.begin(), specs.end());
@@ -223,8 +226,9 @@ class DoubleRunner final : public Base {
     return {out_buffers_.begin(), out_buffers_.end()};
   }
 
-  std::pair<std::uint32_t, int> execute_async(const std::vector<vart::TensorBuffer*>& input,
-                                              const std::vector<vart::TensorBuffer*>& output) override {
+  std::pair<std::uint32_t, int> execute_async(
+      const std::vector<vart::TensorBuffer*>& input,
+      const std::vector<vart::TensorBuffer*>& output) override {
     int job = 0;
     {
       const std::lock_guard lock(g_mutex);
@@ -250,9 +254,12 @@ class DoubleRunner final : public Base {
       for (int b = 0; b < batch_; ++b) out.push_back(entry(output[o], own, b, false, scratch));
     }
     // Regroup as [tensor][batch entry].
-    std::vector<std::vector<std::vector<std::int8_t>*>> in_g(in_names.size()), out_g(out_names.size());
-    for (std::size_t i = 0; i < in.size(); ++i) in_g[i / static_cast<std::size_t>(batch_)].push_back(in[i]);
-    for (std::size_t i = 0; i < out.size(); ++i) out_g[i / static_cast<std::size_t>(batch_)].push_back(out[i]);
+    std::vector<std::vector<std::vector<std::int8_t>*>> in_g(in_names.size()),
+        out_g(out_names.size());
+    for (std::size_t i = 0; i < in.size(); ++i)
+      in_g[i / static_cast<std::size_t>(batch_)].push_back(in[i]);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      out_g[i / static_cast<std::size_t>(batch_)].push_back(out[i]);
     run_job(in_names, in_g, out_names, out_g);
     if (!is_ext()) copy_back(output, out_g);
     return {static_cast<std::uint32_t>(job), 0};

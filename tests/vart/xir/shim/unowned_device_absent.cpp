@@ -15,8 +15,7 @@ namespace {
 }
 }  // namespace
 
-TensorBufferUnownedDevice::TensorBufferUnownedDevice(const xir::Tensor* tensor, uint64_t*,
-                                                     size_t)
+TensorBufferUnownedDevice::TensorBufferUnownedDevice(const xir::Tensor* tensor, uint64_t*, size_t)
     : TensorBuffer(tensor) {
   absent();
 }

@@ -4,12 +4,12 @@
 // declares an integer read once from the environment variable NAME; ENV_PARAM(NAME) reads it.
 #include <cstdlib>
 
-#define DEF_ENV_PARAM(name, default_value)                       \
-  static int dpushard_env_param_##name() {                       \
-    static const int value = [] {                                \
-      const char* text = std::getenv(#name);                     \
-      return std::atoi(text != nullptr ? text : default_value);  \
-    }();                                                         \
-    return value;                                                \
+#define DEF_ENV_PARAM(name, default_value)                      \
+  static int dpushard_env_param_##name() {                      \
+    static const int value = [] {                               \
+      const char* text = std::getenv(#name);                    \
+      return std::atoi(text != nullptr ? text : default_value); \
+    }();                                                        \
+    return value;                                               \
   }
 #define ENV_PARAM(name) dpushard_env_param_##name()
