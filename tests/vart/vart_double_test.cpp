@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -40,21 +41,23 @@ class VartOnDouble : public ::testing::Test {
   }
   void TearDown() override { vart_double::clear_settings(); }
 
+  // In this process (the journal sees the runner's calls), or supervised in a child process
+  // (what make_backend("vart") gives: the settings reach the child through the fork).
   static std::unique_ptr<Backend> vart(const Graph& compiled, const Graph& int_graph,
-                                       Settings settings = {}, int threads = 1) {
+                                       Settings settings = {}, bool supervised = false) {
     settings.int_graph = int_graph;
     vart_double::set_settings(settings);
     BackendOptions options;
-    options.threads = threads;
-    auto backend = make_backend("vart", options);
+    auto backend =
+        supervised ? make_backend("vart", options) : make_vart_backend_in_process(options);
     backend->load(compiled);
     return backend;
   }
 
   // vart on `compiled` against ref on `int_graph`, over two seeded frames.
   static void expect_matches_ref(const Graph& compiled, const Graph& int_graph,
-                                 Settings settings = {}) {
-    auto backend = vart(compiled, int_graph, settings);
+                                 Settings settings = {}, bool supervised = false) {
+    auto backend = vart(compiled, int_graph, settings, supervised);
     auto ref = make_backend("ref");
     ref->load(int_graph);
     const auto vart_specs = input_specs(compiled);
@@ -185,6 +188,7 @@ TEST_F(VartOnDouble, OutputFixPointComesFromTheRunnersTensor) {
 }
 
 std::string run_error(Backend& backend, const Graph& compiled) {
+  // (defined before the supervised tests below, which use it too)
   std::vector<QTensor> inputs;
   for (const QTensor& spec : input_specs(compiled))
     inputs.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, 1));
@@ -236,6 +240,80 @@ TEST_F(VartOnDouble, InjectedAbortAndHangEndTheProcess) {
       },
       "DPU timeout after 200 ms");
   unsetenv("XLNX_DPU_TIMEOUT");
+}
+
+std::vector<QTensor> frame_inputs(const Graph& compiled, std::uint64_t seed) {
+  std::vector<QTensor> inputs;
+  for (const QTensor& spec : input_specs(compiled))
+    inputs.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, seed));
+  return inputs;
+}
+
+TEST_F(VartOnDouble, SupervisedChildMatchesRef) {
+  const Graph g = two_in_two_out(4);
+  Settings s;
+  s.batch = 4;
+  expect_matches_ref(compile_equivalent(g), g, s, true);
+  const Graph fixture = read_xmodel(kFixtures / "resnet20_cifar10_int_quantized.xmodel");
+  expect_matches_ref(
+      read_xmodel(kFixtures / "resnet20_cifar10_compiled_dpucvdx8g_vck190_vai35.xmodel"), fixture,
+      {}, true);
+}
+
+// An abort in the DPU process costs its frame: one error naming the graph and the signal,
+// the process restarted, the next frames served.
+TEST_F(VartOnDouble, SupervisedChildAbortCostsOneFrame) {
+  const Graph g = two_in_two_out(1);
+  const Graph compiled = compile_equivalent(g);
+  Settings s;
+  s.fault = FaultKind::Abort;
+  s.fault_job = 2;  // counted in each child: its second frame
+  auto backend = vart(compiled, g, s, true);
+  auto ref = make_backend("ref");
+  ref->load(g);
+  EXPECT_NO_THROW(backend->run(frame_inputs(compiled, 1)));
+  const std::string error = run_error(*backend, compiled);
+  EXPECT_THAT(error, HasSubstr("vart: graph 'two_in_two_out': the DPU process died during the "
+                               "frame (killed by signal 6"));
+  EXPECT_THAT(error, HasSubstr("restarted it (restart 1)"));
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+  // The new process serves the next frame, with the right bytes.
+  std::vector<QTensor> ref_inputs;
+  for (const QTensor& spec : input_specs(g))
+    ref_inputs.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, 3));
+  auto inputs = ref_inputs;
+  const auto specs = input_specs(compiled);
+  for (std::size_t i = 0; i < inputs.size(); ++i) inputs[i].name = specs[i].name;
+  EXPECT_EQ(backend->run(inputs)[0].data, ref->run(ref_inputs)[0].data);
+}
+
+// A DPU that never comes back: VART's own timeout (XLNX_DPU_TIMEOUT, which the parent sets to
+// the frame's budget) ends the child; a controller that does not time out either is killed
+// by the parent at the budget plus a grace.
+TEST_F(VartOnDouble, SupervisedChildHangCostsOneFrame) {
+  const Graph g = two_in_two_out(1);
+  const Graph compiled = compile_equivalent(g);
+  for (FaultKind fault : {FaultKind::Hang, FaultKind::Stall}) {
+    Settings s;
+    s.fault = fault;
+    auto backend = vart(compiled, g, s, true);
+    const auto start = std::chrono::steady_clock::now();
+    const std::string error = run_error(*backend, compiled);
+    const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start);
+    if (fault == FaultKind::Hang)
+      EXPECT_THAT(error, HasSubstr("died during the frame (killed by signal 6"));
+    else
+      EXPECT_THAT(error, HasSubstr("exceeded its time budget of 2000 ms; the DPU process was "
+                                   "killed; restarted it (restart 1)"));
+    EXPECT_LT(seconds.count(), 30.0);
+  }
+  // An error VART throws keeps its text; the runner it retired is replaced by a new process.
+  Settings s;
+  s.fault = FaultKind::Throw;
+  auto backend = vart(compiled, g, s, true);
+  EXPECT_THAT(run_error(*backend, compiled),
+              HasSubstr("the DPU job did not start: vart double: injected failure in job 1; "
+                        "restarted it (restart 1)"));
 }
 
 }  // namespace

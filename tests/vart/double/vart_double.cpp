@@ -335,6 +335,8 @@ class DoubleRunner final : public Base {
         LOG(FATAL) << "vart double: DPU timeout after " << timeout_ms << " ms in job " << job;
         break;
       }
+      case FaultKind::Stall:
+        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
       case FaultKind::None:
         break;
     }
@@ -377,11 +379,12 @@ Settings settings_from_environment() {
     static const std::map<std::string, FaultKind> kinds = {{"status", FaultKind::Status},
                                                            {"throw", FaultKind::Throw},
                                                            {"abort", FaultKind::Abort},
-                                                           {"hang", FaultKind::Hang}};
+                                                           {"hang", FaultKind::Hang},
+                                                           {"stall", FaultKind::Stall}};
     const auto it = kinds.find(text);
     if (it == kinds.end())
       throw Error("DPUSHARD_VART_DOUBLE_FAULT='" + std::string(fault) +
-                  "': expected status, throw, abort or hang, optionally @JOB");
+                  "': expected status, throw, abort, hang or stall, optionally @JOB");
     s.fault = it->second;
   }
   return s;

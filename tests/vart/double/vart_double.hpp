@@ -26,7 +26,7 @@
 
 namespace dpushard::vart_double {
 
-enum class FaultKind { None, Status, Throw, Abort, Hang };
+enum class FaultKind { None, Status, Throw, Abort, Hang, Stall };
 
 struct Settings {
   // The `_int` fragment whose ref result a job returns (DPUSHARD_VART_DOUBLE_INT: a file).
@@ -34,8 +34,9 @@ struct Settings {
   int batch = 1;                 // the DPU's batch (DPUSHARD_VART_DOUBLE_BATCH)
   bool plain_runner = false;     // not a RunnerExt (DPUSHARD_VART_DOUBLE_PLAIN=1)
   bool reverse_tensors = false;  // tensors in reverse graph order (DPUSHARD_VART_DOUBLE_REVERSE=1)
-  // DPUSHARD_VART_DOUBLE_FAULT=status|throw|abort|hang[@N]: job N (1-based, counted over the
-  // whole process; default 1) fails that way.
+  // DPUSHARD_VART_DOUBLE_FAULT=status|throw|abort|hang|stall[@N]: job N (1-based, counted
+  // over the whole process; default 1) fails that way. stall: never returns (a DPU whose
+  // controller does not time out either).
   FaultKind fault = FaultKind::None;
   int fault_job = 1;
   int fault_status = 3;  // the status execute_async returns for FaultKind::Status

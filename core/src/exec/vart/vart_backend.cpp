@@ -28,6 +28,7 @@
 #include <xir/util/data_type.hpp>
 
 #include "dpu_binding.hpp"
+#include "dpu_child.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
@@ -361,8 +362,12 @@ class VartBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_vart_backend(const BackendOptions& options) {
+std::unique_ptr<Backend> make_vart_backend_in_process(const BackendOptions& options) {
   return std::make_unique<VartBackend>(options);
+}
+
+std::unique_ptr<Backend> make_vart_backend(const BackendOptions& options) {
+  return std::make_unique<vart_detail::SupervisedBackend>(options, &make_vart_backend_in_process);
 }
 
 void register_vart_backend() { register_backend("vart", &make_vart_backend); }
