@@ -2,6 +2,7 @@
 
 #include "dpu_child.hpp"
 
+#include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -195,6 +196,11 @@ void SupervisedBackend::start_child() {
     ::signal(SIGINT, SIG_IGN);  // the worker handles Ctrl-C and then closes the socket
     ::signal(SIGTERM, SIG_DFL);
     ::signal(SIGPIPE, SIG_IGN);
+    // The worker's sockets and files stay the worker's: a connection it closes must not stay
+    // open in the child.
+    const auto fd = static_cast<unsigned>(fds[1]);
+    if (fd > 3) ::close_range(3, fd - 1, 0);
+    ::close_range(fd + 1, ~0U, 0);
     serve(fds[1]);
   }
   ::close(fds[1]);
