@@ -52,9 +52,40 @@ std::map<std::string, Op> ops_by_name(const Graph& g) {
   return out;
 }
 
+// The first difference between two subgraph trees, or "".
+std::string tree_difference(const Subgraph& xir, const Subgraph& ours, const std::string& path) {
+  const std::string here = path + "/" + ours.name;
+  if (xir.name != ours.name) return here + ": XIR names it '" + xir.name + "'";
+  if (xir.ops != ours.ops)
+    return here + ": " + std::to_string(xir.ops.size()) + " ops in XIR, " +
+           std::to_string(ours.ops.size()) + " here";
+  for (const auto& [key, value] : ours.attrs) {
+    const auto it = xir.attrs.find(key);
+    if (it == xir.attrs.end()) return here + ": XIR lacks attribute '" + key + "'";
+    if (!(it->second == value)) return here + ": attribute '" + key + "' differs";
+  }
+  for (const auto& [key, value] : xir.attrs)
+    if (!ours.attrs.contains(key)) return here + ": XIR adds attribute '" + key + "'";
+  if (xir.children.size() != ours.children.size())
+    return here + ": " + std::to_string(xir.children.size()) + " children in XIR, " +
+           std::to_string(ours.children.size()) + " here";
+  for (std::size_t i = 0; i < ours.children.size(); ++i)
+    if (auto d = tree_difference(xir.children[i], ours.children[i], here); !d.empty()) return d;
+  return "";
+}
+
+// Sorts ops and children as XIR's sets do. A file lists the ops of leaf subgraphs only; XIR
+// gives a parent the ops of all its descendants.
 void sort_tree(Subgraph& s) {
-  std::sort(s.ops.begin(), s.ops.end());
   for (Subgraph& c : s.children) sort_tree(c);
+  if (!s.children.empty()) {
+    std::vector<std::string> all = s.ops;
+    for (const Subgraph& c : s.children) all.insert(all.end(), c.ops.begin(), c.ops.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    s.ops = std::move(all);
+  }
+  std::sort(s.ops.begin(), s.ops.end());
   std::sort(s.children.begin(), s.children.end(),
             [](const Subgraph& a, const Subgraph& b) { return a.name < b.name; });
 }
@@ -67,6 +98,7 @@ void expect_same_view(const std::string& bytes, const std::string& what) {
   ASSERT_NO_THROW(xir_graph = xir::Graph::deserialize_from_string(bytes));
   ASSERT_TRUE(xir_graph);
   const Graph theirs = graph_from_xir(*xir_graph);
+  const auto defaults = vart_test::op_defaults_from_xir(*xir_graph);
 
   EXPECT_EQ(theirs.name(), ours.name());
   EXPECT_EQ(theirs.attrs(), ours.attrs()) << "graph attributes";
@@ -81,7 +113,11 @@ void expect_same_view(const std::string& bytes, const std::string& what) {
       continue;
     }
     const Op& x = it->second;
-    if (x == op) continue;
+    // XIR fills in the defaults of optional attributes the file leaves out.
+    Op filled = op;
+    for (const auto& [key, value] : defaults.at(name))
+      if (x.attrs.contains(key) && !filled.attrs.contains(key)) filled.attrs[key] = value;
+    if (x == filled) continue;
     if (++differing > 5) continue;  // the first few are enough to see what is wrong
     EXPECT_EQ(x.type, op.type) << name;
     EXPECT_EQ(x.args, op.args) << name << ": args";
@@ -98,8 +134,13 @@ void expect_same_view(const std::string& bytes, const std::string& what) {
         ADD_FAILURE() << name << ": attribute '" << key << "' is " << attr_kind_name(found->second)
                       << " in XIR, " << attr_kind_name(value) << " here, or differs";
     }
-    for (const auto& [key, value] : x.attrs)
-      if (!op.attrs.contains(key)) ADD_FAILURE() << name << ": XIR adds attribute '" << key << "'";
+    for (const auto& [key, value] : x.attrs) {
+      if (op.attrs.contains(key)) continue;
+      const AttrMap& d = defaults.at(name);
+      const auto found = d.find(key);
+      if (found == d.end() || !(found->second == value))
+        ADD_FAILURE() << name << ": XIR adds attribute '" << key << "', not its default";
+    }
   }
   EXPECT_EQ(differing, 0u) << "ops that differ";
 
@@ -107,7 +148,7 @@ void expect_same_view(const std::string& bytes, const std::string& what) {
   if (ours.root()) {
     Subgraph mine = *ours.root();
     sort_tree(mine);
-    EXPECT_TRUE(*theirs.root() == mine) << "subgraph tree differs";
+    EXPECT_EQ(tree_difference(*theirs.root(), mine, ""), "") << "subgraph tree";
   }
 }
 
@@ -140,9 +181,27 @@ TEST(XirReadback, FixturesRewrittenByDpushard) {
     expect_same_view(read_xmodel(kFixtures / file));
 }
 
-TEST(XirReadback, ZooModels) {
-  expect_same_view(make_cnn(small_zoo(1'000'000)));
-  expect_same_view(make_convvit(small_zoo(1'000'000)));
+bool has_layernorm(const Graph& g) {
+  return std::any_of(g.ops().begin(), g.ops().end(),
+                     [](const Op& op) { return op.type == "layernorm"; });
+}
+
+TEST(XirReadback, ZooModels) { expect_same_view(make_cnn(small_zoo(1'000'000))); }
+
+// A finding of this test, not fixed yet: XIR has no `layernorm` op. For an op it does not
+// define, XIR makes a definition on the fly that takes one arg, `input`, and requires the
+// attributes `shape` and `data_type`; dpushard's layernorm has `gamma` and `beta` args and
+// neither attribute, so the real XIR aborts reading any graph with one (the convvit zoo
+// models, their fragments, ONNX transformers, the layernorm micro-model). The writer must
+// put an OpDef for `layernorm` in the file (Graph field 101) and the op those attributes.
+// This test pins the failure; it fails once the writer is fixed, and should then go.
+TEST(XirReadback, LayernormIsNotReadableYet) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const Graph convvit = make_convvit(small_zoo(1'000'000));
+  ASSERT_TRUE(has_layernorm(convvit));
+  const std::string bytes = serialize_xmodel(convvit);
+  EXPECT_DEATH(xir::Graph::deserialize_from_string(bytes),
+               "type: layernorm, is not defined in XIR");
 }
 
 TEST(XirReadback, PlanFragments) {
@@ -150,14 +209,21 @@ TEST(XirReadback, PlanFragments) {
     SplitOptions options;
     options.nodes = 3;
     options.strategy = strategy;
-    const SplitResult result = split_model(make_convvit(small_zoo(2'000'000)), options);
+    const SplitResult result = split_model(make_cnn(small_zoo(2'000'000)), options);
     ASSERT_GE(result.fragments.size(), 2u);
     for (const Graph& fragment : result.fragments) expect_same_view(fragment);
   }
 }
 
 TEST(XirReadback, MicroModels) {
-  for (const MicroModelInfo& info : micro_models()) expect_same_view(make_micro_model(info.name));
+  int read = 0;
+  for (const MicroModelInfo& info : micro_models()) {
+    const Graph g = make_micro_model(info.name);
+    if (has_layernorm(g)) continue;  // LayernormIsNotReadableYet
+    expect_same_view(g);
+    ++read;
+  }
+  EXPECT_GE(read, 10);
 }
 
 // torchvision's ResNet-18 (random weights, 32x32) exported to ONNX by Debian's PyTorch,

@@ -4,6 +4,7 @@
 
 #include <xir/attrs/attrs.hpp>
 #include <xir/op/op.hpp>
+#include <xir/op/op_def.hpp>
 #include <xir/tensor/tensor.hpp>
 
 #include <algorithm>
@@ -124,6 +125,22 @@ Graph graph_from_xir(const xir::Graph& graph) {
   if (graph.has_attrs()) out.attrs() = attrs_from_xir(graph.get_attrs().get());
   const xir::Subgraph* root = graph.get_root_subgraph();
   if (root != nullptr && root->get_children_num() > 0) out.root() = subgraph_from_xir(*root);
+  return out;
+}
+
+StringMap<AttrMap> op_defaults_from_xir(const xir::Graph& graph) {
+  StringMap<AttrMap> out;
+  for (const xir::Op* op : graph.get_ops()) {
+    AttrMap& defaults = out[op->get_name()];
+    const xir::OpDef* def = op->get_opdef();
+    if (def == nullptr) continue;
+    for (const xir::AttrDef& attr : def->attrs())
+      if (attr.default_value.has_value()) try {
+          defaults[attr.name] = attr_from_xir(attr.default_value);
+        } catch (const Error&) {
+          // a default of a type the xmodel format cannot hold: never written, never compared
+        }
+  }
   return out;
 }
 

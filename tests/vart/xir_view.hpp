@@ -24,4 +24,8 @@ Subgraph subgraph_from_xir(const xir::Subgraph& subgraph);
 // The whole graph: ops in XIR's topological order, the root subgraph when it has children.
 Graph graph_from_xir(const xir::Graph& graph);
 
+// For each op, the defaults of its XIR op definition's optional attributes: XIR fills these
+// in when a file leaves them out, so they show in its view without being in the file.
+StringMap<AttrMap> op_defaults_from_xir(const xir::Graph& graph);
+
 }  // namespace dpushard::vart_test

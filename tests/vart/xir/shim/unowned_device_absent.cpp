@@ -5,6 +5,7 @@
 #include <glog/logging.h>
 
 #include <vart/tensor_buffer_unowned_device.hpp>
+#include <xir/tensor/tensor.hpp>
 
 namespace vart {
 
