@@ -270,17 +270,19 @@ void SupervisedBackend::serve(int fd) {
     send_message(fd, e.what());
     ::_exit(0);
   }
+  // The input tensors live across frames: no allocation (and no fresh pages) per frame.
+  std::vector<QTensor> inputs;
+  for (std::size_t i = 0; i < binding_.inputs.size(); ++i) {
+    const auto& spec = binding_.inputs[i];
+    inputs.push_back(QTensor{spec.name, spec.shape, spec.fix_point, {}});
+    inputs.back().data.resize(in_bytes_[i]);
+  }
   for (;;) {
     const std::string command = receive_message(fd);
     if (command != std::string(1, kRun)) ::_exit(0);  // the parent closed the socket
     try {
-      std::vector<QTensor> inputs;
-      for (std::size_t i = 0; i < binding_.inputs.size(); ++i) {
-        const auto& spec = binding_.inputs[i];
-        QTensor t{spec.name, spec.shape, spec.fix_point, {}};
-        t.data.assign(shared_ + in_offsets_[i], shared_ + in_offsets_[i] + in_bytes_[i]);
-        inputs.push_back(std::move(t));
-      }
+      for (std::size_t i = 0; i < inputs.size(); ++i)
+        std::memcpy(inputs[i].data.data(), shared_ + in_offsets_[i], in_bytes_[i]);
       const std::vector<QTensor> outputs = backend->run(inputs);
       // The reply carries the outputs' fix points: the runner's tensors', not the file's.
       std::string reply = "OK";
