@@ -26,6 +26,21 @@ option(DPUSHARD_SANITIZE "Build with -fsanitize=address,undefined" OFF)
 # KV260 board image and in the Vitis AI docker, never on a plain Debian host.
 option(DPUSHARD_WITH_VART "Build the vart backend (needs Vitis AI's VART and XIR)" OFF)
 
+# Where the test suite finds the Vitis AI runtime's public headers (v3.5/include,
+# v3.0/include) and XIR/UniLog/VART-runner 3.5 sources (v3.5/src), never committed here
+# (../shared/vitis-ai-runtime/SOURCES.md). The tests compile the vart backend against both
+# header releases, build the real XIR, and run the backend on a runtime double of VART
+# (tests/vart/README.md). A clone without the folder skips those tests with one line each.
+set(DPUSHARD_VART_RUNTIME_DIR "${CMAKE_SOURCE_DIR}/../shared/vitis-ai-runtime"
+    CACHE PATH "Folder with the Vitis AI runtime headers (v3.x/include) and 3.5 sources")
+
+# DPUSHARD_VART_HEADERS is the option of the compile-only project tests/vart/headers (not of
+# this build): one folder holding vart/, xir/ and UniLog/ headers, against which every source
+# that includes VART/XIR is compiled with -Werror. ctest runs it for 3.5 and 3.0
+# (VartHeaders.*); for another release, e.g. a board image's:
+#   cmake -S tests/vart/headers -B build/vart-headers -DDPUSHARD_VART_HEADERS=/usr/include
+#   cmake --build build/vart-headers
+
 # Build the `cpu` backend on oneDNN (libdnnl-dev). Off only for minimal builds.
 option(DPUSHARD_WITH_ONEDNN "Build the oneDNN-based cpu backend" ON)
 

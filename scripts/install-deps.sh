@@ -22,8 +22,10 @@ run_packages=(
   libspdlog-dev libcli11-dev libssl-dev libonnx-dev
   python3-matplotlib python3-apt ansible-core
 )
+# glog, gflags, boost-filesystem: the real XIR/UniLog 3.5 built at test time (tests/vart).
 test_packages=(
   clang libclang-rt-dev clang-format libgtest-dev libgmock-dev
+  libgoogle-glog-dev libgflags-dev libboost-filesystem-dev
   python3-numpy python3-torch python3-torchvision python3-onnx python3-sklearn
   ansible-lint
 )

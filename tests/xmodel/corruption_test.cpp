@@ -45,8 +45,8 @@ std::string parse_error(const std::string& bytes, const std::string& fragment = 
 }
 
 // The smallest valid xmodel: one data op and the plain root XIR writes.
-serial_v2::Graph minimal() {
-  serial_v2::Graph g;
+xmodel::pb::Graph minimal() {
+  xmodel::pb::Graph g;
   g.set_graph_name("tiny");
   auto* op = g.add_op_node();
   op->set_op_name("in");
@@ -61,7 +61,7 @@ serial_v2::Graph minimal() {
 }
 
 // Adds op `name` consuming `input` and lists it in the root.
-void add_consumer(serial_v2::Graph& g, const std::string& name, const std::string& input) {
+void add_consumer(xmodel::pb::Graph& g, const std::string& name, const std::string& input) {
   auto* op = g.add_op_node();
   op->set_op_name(name);
   op->set_op_type("relu");
@@ -143,7 +143,7 @@ TEST(XmodelCorrupt, TruncationInsideTheOpsSaysSo) {
   parse_error(bytes.substr(0, bytes.size() / 2), "truncated");
   // Cut exactly after the ops: the subgraph tree is gone.
   const Graph whole = parse_xmodel(bytes, "whole");
-  serial_v2::Graph ops_only;
+  xmodel::pb::Graph ops_only;
   ASSERT_TRUE(ops_only.ParseFromString(bytes));
   ops_only.clear_subg_root();
   ops_only.clear_op_defs();
@@ -205,54 +205,54 @@ TEST(XmodelCorrupt, CraftedGraphsBreakingXmodelRules) {
   ::testing::internal::CaptureStderr();
   EXPECT_NO_THROW(parse_xmodel(minimal().SerializeAsString(), "crafted.xmodel"));
 
-  serial_v2::Graph duplicate = minimal();
+  xmodel::pb::Graph duplicate = minimal();
   *duplicate.add_op_node() = duplicate.op_node(0);
   parse_error(duplicate.SerializeAsString(), "duplicate op name 'in'");
 
-  serial_v2::Graph dangling = minimal();
+  xmodel::pb::Graph dangling = minimal();
   add_consumer(dangling, "act", "ghost");
   parse_error(dangling.SerializeAsString(), "names op 'ghost'");
 
-  serial_v2::Graph unknown_kind = minimal();
+  xmodel::pb::Graph unknown_kind = minimal();
   auto& value = (*unknown_kind.mutable_op_node(0)->mutable_op_attr())["shape"];
   value.GetReflection()->MutableUnknownFields(&value)->AddVarint(40, 1);
   const std::string what = parse_error(unknown_kind.SerializeAsString(), "unknown kind (field 40)");
   EXPECT_NE(what.find("op 'in'"), std::string::npos) << what;
   EXPECT_NE(what.find("'shape'"), std::string::npos) << what;
 
-  serial_v2::Graph no_value = minimal();
+  xmodel::pb::Graph no_value = minimal();
   (*no_value.mutable_subg_root()->mutable_subg_attr())["device"];
   parse_error(no_value.SerializeAsString(), "subgraph 'root': attribute 'device' has no value");
 
-  serial_v2::Graph bad_type = minimal();
+  xmodel::pb::Graph bad_type = minimal();
   bad_type.mutable_op_node(0)->mutable_output_tensor()->set_data_type(99);
   parse_error(bad_type.SerializeAsString(), "data_type 99");
 
-  serial_v2::Graph no_ops = minimal();
+  xmodel::pb::Graph no_ops = minimal();
   no_ops.clear_op_node();
   parse_error(no_ops.SerializeAsString(), "no ops");
 
-  serial_v2::Graph no_root = minimal();
+  xmodel::pb::Graph no_root = minimal();
   no_root.clear_subg_root();
   parse_error(no_root.SerializeAsString(), "no root subgraph");
 
-  serial_v2::Graph stray = minimal();
+  xmodel::pb::Graph stray = minimal();
   stray.mutable_subg_root()->add_op_name("ghost");
   parse_error(stray.SerializeAsString(), "names op 'ghost'");
 
-  serial_v2::Graph uncovered = minimal();
+  xmodel::pb::Graph uncovered = minimal();
   add_consumer(uncovered, "act", "in");
   uncovered.mutable_subg_root()->mutable_op_name()->RemoveLast();
   uncovered.mutable_subg_root()->add_subg_child()->add_op_name("in");
   parse_error(uncovered.SerializeAsString(), "op 'act' is in no subgraph");
 
-  serial_v2::Graph bad_def = minimal();
+  xmodel::pb::Graph bad_def = minimal();
   bad_def.add_op_defs("\x0f\x01");
   parse_error(bad_def.SerializeAsString(), "op_defs");
 
   // Nesting far past protobuf's recursion limit fails cleanly instead of exhausting the stack.
-  serial_v2::Graph deep = minimal();
-  serial_v2::SubGraph* node = deep.mutable_subg_root();
+  xmodel::pb::Graph deep = minimal();
+  xmodel::pb::SubGraph* node = deep.mutable_subg_root();
   for (int i = 0; i < 500; ++i) node = node->add_subg_child();
   parse_error(deep.SerializeAsString(), "subg_root");
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");

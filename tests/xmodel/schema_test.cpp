@@ -47,12 +47,12 @@ class XmodelSchema : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(XmodelSchema, EveryFieldOfTheFixtureIsKnown) {
   DPUSHARD_REQUIRE_FIXTURES();
-  serial_v2::Graph graph;
+  xmodel::pb::Graph graph;
   ASSERT_TRUE(graph.ParseFromString(testing::read_bytes(testing::fixture(GetParam()))));
   EXPECT_GT(graph.op_node_size(), 0);
   EXPECT_EQ(unknown_fields(graph), 0);
   for (const std::string& bytes : graph.op_defs()) {
-    serial_v2::OpDef def;
+    xmodel::pb::OpDef def;
     ASSERT_TRUE(def.ParseFromString(bytes));
     EXPECT_FALSE(def.name().empty());
     EXPECT_EQ(unknown_fields(def), 0) << def.name();
@@ -62,7 +62,7 @@ TEST_P(XmodelSchema, EveryFieldOfTheFixtureIsKnown) {
 TEST_P(XmodelSchema, StreamedWriterEqualsOneDeterministicSerialization) {
   DPUSHARD_REQUIRE_FIXTURES();
   const std::string written = serialize_xmodel(read_xmodel(testing::fixture(GetParam())));
-  serial_v2::Graph graph;
+  xmodel::pb::Graph graph;
   ASSERT_TRUE(graph.ParseFromString(written));
   EXPECT_EQ(deterministic_bytes(graph), written);
 }
@@ -73,7 +73,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, XmodelSchema,
 
 TEST(XmodelSchemaOrder, AttrValueKindsFollowTheVariant) {
   // dpushard::AttrValue index i is oneof field i + 4 (attr.hpp).
-  const pb::OneofDescriptor* oneof = serial_v2::AttrValue::descriptor()->FindOneofByName("value");
+  const pb::OneofDescriptor* oneof = xmodel::pb::AttrValue::descriptor()->FindOneofByName("value");
   ASSERT_NE(oneof, nullptr);
   ASSERT_EQ(oneof->field_count(), static_cast<int>(std::variant_size_v<AttrValue>));
   for (int i = 0; i < oneof->field_count(); ++i) EXPECT_EQ(oneof->field(i)->number(), i + 4);

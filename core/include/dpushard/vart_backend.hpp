@@ -9,6 +9,11 @@
 // load() takes a fragment compiled by vai_c_xir whose only DPU subgraph computes the whole
 // fragment (see core/src/exec/vart/dpu_binding.hpp); run() takes the same int8 NHWC inputs
 // as every backend and returns the DPU's int8 outputs with the runner's fix points.
+//
+// make_vart_backend (what "vart" names) runs VART in a supervised child process, so that a
+// DPU that hangs or a VART check that aborts costs a frame, not the process
+// (core/src/exec/vart/dpu_child.hpp); make_vart_backend_in_process runs it in the caller's
+// process (what the child itself runs, and tests that inspect the runner).
 
 #include <memory>
 
@@ -20,5 +25,6 @@ namespace dpushard {
 void register_vart_backend();
 
 std::unique_ptr<Backend> make_vart_backend(const BackendOptions& options);
+std::unique_ptr<Backend> make_vart_backend_in_process(const BackendOptions& options);
 
 }  // namespace dpushard

@@ -1,5 +1,5 @@
 #pragma once
-// Reading and writing xmodel files (protobuf, package serial_v2) without any Xilinx library.
+// Reading and writing xmodel files (XIR's protobuf serial_v2 layout) without any Xilinx library.
 
 #include <filesystem>
 #include <string>

@@ -6,7 +6,7 @@
 namespace dpushard::xmodel {
 namespace {
 
-using serial_v2::AttrValue;
+using xmodel::pb::AttrValue;
 
 static_assert(std::variant_size_v<dpushard::AttrValue> ==
                   AttrValue::kMapString2StringVecValue - AttrValue::kBoolValue + 1,
@@ -22,7 +22,7 @@ std::vector<T> vector_of(const Repeated& values) {
   return std::vector<T>(values.begin(), values.end());
 }
 
-std::vector<Bytes> bytes_vector_of(const serial_v2::BytesVec& values) {
+std::vector<Bytes> bytes_vector_of(const xmodel::pb::BytesVec& values) {
   std::vector<Bytes> out;
   out.reserve(static_cast<std::size_t>(values.value_size()));
   for (const auto& v : values.value()) out.push_back(Bytes{v.value()});
@@ -36,7 +36,7 @@ StringMap<T> map_of(const ProtoMap& values) {
   return out;
 }
 
-StringMap<Bytes> bytes_map_of(const serial_v2::MapString2Bytes& values) {
+StringMap<Bytes> bytes_map_of(const xmodel::pb::MapString2Bytes& values) {
   StringMap<Bytes> out;
   for (const auto& [key, value] : values.value()) out.emplace(key, Bytes{value.value()});
   return out;

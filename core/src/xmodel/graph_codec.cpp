@@ -15,7 +15,7 @@ DataType data_type_from_proto(std::int32_t code, const std::string& owner) {
   return static_cast<DataType>(code);
 }
 
-TensorDesc tensor_from_proto(serial_v2::Tensor& proto, const std::string& owner) {
+TensorDesc tensor_from_proto(xmodel::pb::Tensor& proto, const std::string& owner) {
   TensorDesc tensor;
   tensor.name = std::move(*proto.mutable_tensor_name());
   tensor.shape.assign(proto.tensor_dim().begin(), proto.tensor_dim().end());
@@ -25,7 +25,8 @@ TensorDesc tensor_from_proto(serial_v2::Tensor& proto, const std::string& owner)
   return tensor;
 }
 
-void tensor_to_proto(const TensorDesc& tensor, const std::string& owner, serial_v2::Tensor& proto) {
+void tensor_to_proto(const TensorDesc& tensor, const std::string& owner,
+                     xmodel::pb::Tensor& proto) {
   proto.set_tensor_name(tensor.name);
   for (std::int64_t dim : tensor.shape) {
     // The schema stores dims as uint32; a negative or huge dim cannot be written.
@@ -41,7 +42,7 @@ void tensor_to_proto(const TensorDesc& tensor, const std::string& owner, serial_
 
 }  // namespace
 
-Op op_from_proto(serial_v2::OPNode& node) {
+Op op_from_proto(xmodel::pb::OPNode& node) {
   Op op;
   op.name = std::move(*node.mutable_op_name());
   op.type = std::move(*node.mutable_op_type());
@@ -56,8 +57,8 @@ Op op_from_proto(serial_v2::OPNode& node) {
   return op;
 }
 
-serial_v2::OPNode op_to_proto(const Op& op) {
-  serial_v2::OPNode node;
+xmodel::pb::OPNode op_to_proto(const Op& op) {
+  xmodel::pb::OPNode node;
   node.set_op_name(op.name);
   node.set_op_type(op.type);
   attrs_to_proto(op.attrs, *node.mutable_op_attr());
@@ -70,7 +71,7 @@ serial_v2::OPNode op_to_proto(const Op& op) {
   return node;
 }
 
-Subgraph subgraph_from_proto(serial_v2::SubGraph& proto) {
+Subgraph subgraph_from_proto(xmodel::pb::SubGraph& proto) {
   Subgraph subgraph;
   subgraph.name = std::move(*proto.mutable_subgraph_name());
   subgraph.ops.assign(proto.op_name().begin(), proto.op_name().end());
@@ -81,7 +82,7 @@ Subgraph subgraph_from_proto(serial_v2::SubGraph& proto) {
   return subgraph;
 }
 
-void subgraph_to_proto(const Subgraph& subgraph, serial_v2::SubGraph& proto) {
+void subgraph_to_proto(const Subgraph& subgraph, xmodel::pb::SubGraph& proto) {
   proto.set_subgraph_name(subgraph.name);
   for (const auto& op : subgraph.ops) proto.add_op_name(op);
   attrs_to_proto(subgraph.attrs, *proto.mutable_subg_attr());

@@ -8,12 +8,12 @@
 namespace dpushard::xmodel {
 
 // Moves large values (const data, DPU code) out of the message.
-Op op_from_proto(serial_v2::OPNode& node);
-serial_v2::OPNode op_to_proto(const Op& op);
+Op op_from_proto(xmodel::pb::OPNode& node);
+xmodel::pb::OPNode op_to_proto(const Op& op);
 
 // Subgraph trees nest only a few levels deep (root -> device -> op groups), and protobuf's
 // recursion limit bounds what a file can ask for.
-Subgraph subgraph_from_proto(serial_v2::SubGraph& proto);
-void subgraph_to_proto(const Subgraph& subgraph, serial_v2::SubGraph& proto);
+Subgraph subgraph_from_proto(xmodel::pb::SubGraph& proto);
+void subgraph_to_proto(const Subgraph& subgraph, xmodel::pb::SubGraph& proto);
 
 }  // namespace dpushard::xmodel

@@ -26,7 +26,7 @@ namespace {
 
 namespace pbio = google::protobuf::io;
 
-// Top-level fields of serial_v2.Graph.
+// Top-level fields of the Graph message (XIR's serial_v2.Graph).
 constexpr std::uint32_t kGraphName = 1;
 constexpr std::uint32_t kOpNode = 5;
 constexpr std::uint32_t kSubgRoot = 10;
@@ -151,7 +151,7 @@ class GraphReader {
         append_field(field, payload);  // map entries: parsed with the Graph message at the end
         break;
       case kOpDefs:
-        if (serial_v2::OpDef def; !def.ParseFromString(payload))
+        if (xmodel::pb::OpDef def; !def.ParseFromString(payload))
           fail("damaged: " + at(field, start) + " is not an OpDef");
         op_defs_.push_back(std::move(payload));  // kept verbatim
         break;
@@ -171,7 +171,7 @@ class GraphReader {
   void add_op(std::uint32_t length, std::uint64_t start) {
     const std::string where =
         "op_node #" + std::to_string(graph_.size()) + " at byte " + std::to_string(start);
-    serial_v2::OPNode node;
+    xmodel::pb::OPNode node;
     const auto limit = in_.PushLimit(static_cast<int>(length));
     const bool parsed = node.MergeFromCodedStream(&in_) && in_.BytesUntilLimit() == 0;
     in_.PopLimit(limit);
@@ -194,7 +194,7 @@ class GraphReader {
     if (graph_.size() == 0) fail("not an xmodel (no ops)");
     if (!has_root_)
       fail("no root subgraph (subg_root): the file is truncated or was not written by XIR");
-    serial_v2::Graph rest;
+    xmodel::pb::Graph rest;
     if (!rest.ParseFromString(rest_)) fail("damaged: graph_attr");
     graph_.set_name(std::move(name_));
     graph_.attrs() =
@@ -211,7 +211,7 @@ class GraphReader {
   std::string origin_;
   Graph graph_;
   std::string name_;
-  serial_v2::SubGraph root_;
+  xmodel::pb::SubGraph root_;
   bool has_root_ = false;
   bool seen_xmodel_field_ = false;
   std::vector<std::string> op_defs_;

@@ -53,14 +53,17 @@ void write_graph(const Graph& graph, pbio::ZeroCopyOutputStream& stream) {
   out.SetSerializationDeterministic(true);
   std::uint64_t total = 0;
 
-  serial_v2::Graph head;
+  xmodel::pb::Graph head;
   head.set_graph_name(graph.name());
   write_message(head, total, out, false);
 
-  for (const Op& op : graph.ops()) write_message(xmodel::op_to_proto(op), total, out, true);
+  // Producers before consumers: XIR adds ops in file order and crashes on an input it has
+  // not seen yet (found by tests/vart). The order is stable, so a file in order keeps it.
+  for (const std::size_t i : graph.topological_order())
+    write_message(xmodel::op_to_proto(graph.ops()[i]), total, out, true);
 
   // Fields 10, 11 and 101 follow the ops, as in one serialization of the whole message.
-  serial_v2::Graph tail;
+  xmodel::pb::Graph tail;
   xmodel::subgraph_to_proto(graph.root() ? *graph.root() : xmodel::plain_root(graph),
                             *tail.mutable_subg_root());
   xmodel::attrs_to_proto(graph.attrs(), *tail.mutable_graph_attr());

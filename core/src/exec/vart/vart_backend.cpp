@@ -1,6 +1,6 @@
 // The `vart` backend: compiled fragments on the DPU through VART (dpushard/vart_backend.hpp,
-// docs/vart.md). No DPU runs in this repository's CI: tests/vart_api type-checks this file
-// against declarations of the VART/XIR API subset it uses.
+// docs/vart.md). No DPU runs in this repository's CI: tests/vart compiles this file against
+// the real VART/XIR headers (3.5 and 3.0) and runs it on a link-time double of VART.
 //
 // Per frame: dpushard's int8 NHWC inputs are copied into the runner's input buffers batch by
 // batch (TensorBuffer::data({b, 0, ...})), synced, run with execute_async + wait, and the
@@ -28,6 +28,7 @@
 #include <xir/util/data_type.hpp>
 
 #include "dpu_binding.hpp"
+#include "dpu_child.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
@@ -361,8 +362,12 @@ class VartBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_vart_backend(const BackendOptions& options) {
+std::unique_ptr<Backend> make_vart_backend_in_process(const BackendOptions& options) {
   return std::make_unique<VartBackend>(options);
+}
+
+std::unique_ptr<Backend> make_vart_backend(const BackendOptions& options) {
+  return std::make_unique<vart_detail::SupervisedBackend>(options, &make_vart_backend_in_process);
 }
 
 void register_vart_backend() { register_backend("vart", &make_vart_backend); }

@@ -1,0 +1,16 @@
+#pragma once
+// A compiled-style graph for an `_int` fragment, laid out as vai_c_xir lays out a fragment
+// that ends in output fix ops (VITIS_AI.md section 4, docs/vart.md): each input `data` op and
+// its fix become one `data-fix` op (named as the input, its xint8 tensor named as the fix op,
+// with its fix_point), every other op goes into one DPU subgraph unchanged, each output fix
+// op's tensor becomes xint8 with its fix_point, and a `fix2float` op named "<output>_" reads it
+// on the CPU. The DPU subgraph keeps the `_int` ops: the VART double computes with `ref` on
+// the `_int` fragment itself, so only the boundary (names, shapes, fix points) must be right.
+
+#include "dpushard/graph.hpp"
+
+namespace dpushard::vart_test {
+
+Graph compile_equivalent(const Graph& int_graph);
+
+}  // namespace dpushard::vart_test

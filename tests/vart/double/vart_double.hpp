@@ -1,0 +1,66 @@
+#pragma once
+// A link-time test double of VART's runner (tests/vart/README.md): it defines
+// vart::Runner::create_runner, which on a board loads the DPU runner library, on top of the
+// real XIR and the real runner library's TensorBuffer base. The runner it returns
+//   - is a vart::RunnerExt whose buffers are host memory laid out as the edge DPU runner's:
+//     one allocation per batch entry, data(idx) giving the entry's address and the bytes left
+//     in it, and a separate "device" copy that only sync_for_write / sync_for_read move data
+//     to and from (a missing sync shows as stale data);
+//   - or, when asked, a plain vart::Runner that copies the caller's host buffers;
+//   - has tensors of its own with the DPU's batch (not the file's) and the subgraph's
+//     fix_point attributes, in an order of its own;
+//   - computes each job with dpushard's `ref` backend on the matching `_int` fragment, in
+//     execute_async, and returns from wait at once (the edge DPU's behaviour);
+//   - can inject a failure into one job: a status code, an exception, an abort (glog FATAL,
+//     as VART does), or a hang (sleep XLNX_DPU_TIMEOUT ms, then abort, as the DPU
+//     controller does).
+// Settings come from the environment (for the command line) or from set_settings (in-process).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpushard/graph.hpp"
+
+namespace dpushard::vart_double {
+
+enum class FaultKind { None, Status, Throw, Abort, Hang, Stall };
+
+struct Settings {
+  // The `_int` fragment whose ref result a job returns (DPUSHARD_VART_DOUBLE_INT: a file).
+  std::optional<Graph> int_graph;
+  int batch = 1;                 // the DPU's batch (DPUSHARD_VART_DOUBLE_BATCH)
+  bool plain_runner = false;     // not a RunnerExt (DPUSHARD_VART_DOUBLE_PLAIN=1)
+  bool reverse_tensors = false;  // tensors in reverse graph order (DPUSHARD_VART_DOUBLE_REVERSE=1)
+  // DPUSHARD_VART_DOUBLE_FAULT=status|throw|abort|hang|stall[@N]: job N (1-based, counted
+  // over the whole process; default 1) fails that way. stall: never returns (a DPU whose
+  // controller does not time out either).
+  FaultKind fault = FaultKind::None;
+  int fault_job = 1;
+  int fault_status = 3;  // the status execute_async returns for FaultKind::Status
+};
+
+// Reads the DPUSHARD_VART_DOUBLE_* variables; throws dpushard::Error on a bad value.
+Settings settings_from_environment();
+// In-process tests: these settings instead of the environment's, for runners created later.
+void set_settings(Settings settings);
+void clear_settings();
+
+// What runners did, for tests to check (process-wide, thread-safe).
+struct SyncCall {
+  std::string tensor;
+  bool for_write = false;  // sync_for_write (true) or sync_for_read
+  std::uint64_t offset = 0;
+  std::size_t size = 0;
+};
+struct Journal {
+  int runners = 0;  // create_runner calls
+  int jobs = 0;     // execute_async calls
+  std::vector<SyncCall> syncs;
+};
+Journal journal();
+void clear_journal();
+
+}  // namespace dpushard::vart_double
