@@ -97,7 +97,7 @@ JSON
 holder=$(hold 1)
 wait_job "$holder" 30 '^RUNNING'
 say "job $holder holds a board; starting the sweep"
-ansible-playbook -i inventories/slurm-local playbooks/site.yml --skip-tags provision \
+PYTHONUNBUFFERED=1 ansible-playbook -i inventories/slurm-local playbooks/site.yml --skip-tags provision \
   -e "$vars" >"$scratch/sweep.log" 2>&1 &
 sweep_pid=$!
 for _ in $(seq 1 600); do
