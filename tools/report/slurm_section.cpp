@@ -206,8 +206,9 @@ std::string render_slurm_section(const SlurmOverhead& o,
      << secs(o.expected_suite_seconds, 0) << " of suites. Sub-second times come from the job "
      << "script's timeline (`slurm.json`), whole seconds from `sacct` (`slurm-sacct.txt`).\n\n";
   md << "| what SLURM adds | timeline | sacct |\n|---|---|---|\n"
-     << "| submission to start (sbatch until the job script runs) | " << secs(o.submit_to_start)
-     << " | " << secs(o.sacct_queue, 0) << " (Start − Submit) |\n"
+     << "| submission to start (sbatch until the job script runs; a wait for busy boards included) "
+        "| "
+     << secs(o.submit_to_start) << " | " << secs(o.sacct_queue, 0) << " (Start − Submit) |\n"
      << "| step launch (srun until every worker task runs) | " << secs(o.step_launch) << " | "
      << secs(o.sacct_step_launch, 0) << " (worker step Start − job Start) |\n"
      << "| teardown (SIGINT to the worker step until it ended) | " << secs(o.teardown) << " | "
