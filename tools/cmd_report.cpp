@@ -83,15 +83,22 @@ int run_report(const ReportOptions& o) {
   }
   // A sweep run as a SLURM job gets a section on what SLURM cost (slurm_section.hpp).
   const auto slurm = report::read_slurm_overhead(dir);
+  std::string slurm_section;
   if (!o.direct_baseline.empty() && !slurm)
     throw Error("--direct-baseline: " + dir.string() + " is not a SLURM run (no slurm.json)");
   if (slurm) {
     std::optional<report::DirectBaseline> baseline;
     if (!o.direct_baseline.empty()) baseline = report::read_direct_baseline(o.direct_baseline);
-    md.extra_sections += report::render_slurm_section(*slurm, baseline);
+    slurm_section = report::render_slurm_section(*slurm, baseline);
+  }
+  std::string text = report::render_markdown(results, analysis, md);
+  if (!slurm_section.empty()) {
+    // Before the closing "## Files" section, kept out of markdown.cpp (scaling tables only).
+    const auto files = text.rfind("\n## Files\n");
+    text.insert(files == std::string::npos ? text.size() : files + 1, slurm_section);
   }
   const auto report_path = dir / "report.md";
-  report::write_file_atomically(report_path, report::render_markdown(results, analysis, md));
+  report::write_file_atomically(report_path, text);
 
   nlohmann::json summary = {{"report", report_path.string()},
                             {"timing", analysis.modeled ? "modeled" : "measured"},

@@ -286,7 +286,6 @@ std::string render_markdown(const RunResults& results, const Analysis& a,
       md << "- `" << m.name << "` (" << m.file << "): " << m.error << "\n";
     md << "\n";
   }
-  md << o.extra_sections;
   md << "## Files\n\n"
      << "Raw Google Benchmark output: ";
   for (std::size_t i = 0; i < results.suites.size(); ++i)

@@ -13,8 +13,6 @@ namespace dpushard::report {
 struct MarkdownOptions {
   bool figures = true;       // the PNGs exist and are linked
   std::string figures_note;  // why there are none, when figures is false
-  // Whole sections (markdown) put before "## Files": the SLURM section (slurm_section.hpp).
-  std::string extra_sections;
 };
 
 std::string render_markdown(const RunResults& results, const Analysis& analysis,
