@@ -28,6 +28,9 @@ test_packages=(
   libgoogle-glog-dev libgflags-dev libboost-filesystem-dev
   python3-numpy python3-torch python3-torchvision python3-onnx python3-sklearn
   ansible-lint
+  # Ansible.SlurmSweep: the single-host SLURM cluster of inventories/slurm-local, with
+  # accounting (sacct) through slurmdbd and MariaDB.
+  slurm-wlm munge slurmdbd mariadb-server
 )
 
 case "${1:-}" in

@@ -5,15 +5,18 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "dpushard/error.hpp"
 #include "report/analysis.hpp"
 #include "report/atomic_write.hpp"
 #include "report/figures.hpp"
 #include "report/markdown.hpp"
 #include "report/results.hpp"
+#include "report/slurm_section.hpp"
 
 namespace dpushard::cli {
 namespace {
@@ -21,6 +24,7 @@ namespace {
 struct ReportOptions {
   std::string dir;
   std::string python;
+  std::string direct_baseline;
   bool no_plots = false;
   bool json = false;
 };
@@ -77,8 +81,24 @@ int run_report(const ReportOptions& o) {
       std::cerr << "dpushard report: warning: " << e.what() << "\n";
     }
   }
+  // A sweep run as a SLURM job gets a section on what SLURM cost (slurm_section.hpp).
+  const auto slurm = report::read_slurm_overhead(dir);
+  std::string slurm_section;
+  if (!o.direct_baseline.empty() && !slurm)
+    throw Error("--direct-baseline: " + dir.string() + " is not a SLURM run (no slurm.json)");
+  if (slurm) {
+    std::optional<report::DirectBaseline> baseline;
+    if (!o.direct_baseline.empty()) baseline = report::read_direct_baseline(o.direct_baseline);
+    slurm_section = report::render_slurm_section(*slurm, baseline);
+  }
+  std::string text = report::render_markdown(results, analysis, md);
+  if (!slurm_section.empty()) {
+    // Before the closing "## Files" section, kept out of markdown.cpp (scaling tables only).
+    const auto files = text.rfind("\n## Files\n");
+    text.insert(files == std::string::npos ? text.size() : files + 1, slurm_section);
+  }
   const auto report_path = dir / "report.md";
-  report::write_file_atomically(report_path, report::render_markdown(results, analysis, md));
+  report::write_file_atomically(report_path, text);
 
   nlohmann::json summary = {{"report", report_path.string()},
                             {"timing", analysis.modeled ? "modeled" : "measured"},
@@ -95,6 +115,16 @@ int run_report(const ReportOptions& o) {
         {{"family", fa.family},
          {"break_even_throughput", break_even_json(fa.throughput_break_even)},
          {"break_even_latency", break_even_json(fa.latency_break_even)}});
+  if (slurm) {
+    auto value = [](const report::Seconds& s) { return s ? nlohmann::json(*s) : nlohmann::json(); };
+    summary["slurm"] = {{"job_id", slurm->job_id},
+                        {"submit_to_start_s", value(slurm->submit_to_start)},
+                        {"step_launch_s", value(slurm->step_launch)},
+                        {"teardown_s", value(slurm->teardown)},
+                        {"fixed_cost_s", value(slurm->fixed_cost())},
+                        {"suites_s", value(slurm->suites)},
+                        {"overhead_percent", value(slurm->overhead_percent())}};
+  }
   if (o.json) print_json(summary);
   std::cerr << "report: " << report_path.string() << " (" << results.measurements.size()
             << " configurations, " << analysis.timing_label << ")\n";
@@ -111,6 +141,8 @@ Command add_report_command(CLI::App& app) {
       ->required();
   sub->add_option("--python", o->python,
                   "Python with matplotlib for the plots (default: /usr/bin/python3)");
+  sub->add_option("--direct-baseline", o->direct_baseline,
+                  "A direct run of the same sweep, compared in the SLURM section");
   sub->add_flag("--no-plots", o->no_plots, "Write report.md with tables only");
   sub->add_flag("--json", o->json, "Print a summary (break-even tables) as JSON on stdout");
   return {sub, [o] { return run_report(*o); }};
