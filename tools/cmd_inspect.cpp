@@ -152,7 +152,7 @@ void print_human(std::ostream& out, const std::string& file, const Graph& graph)
 }
 
 int run_inspect(const InspectOptions& options) {
-  const Graph graph = read_xmodel(options.file);
+  const Graph graph = read_model(options.file);
   if (options.json) {
     print_json(summary_json(options.file, graph));
   } else {
