@@ -1,4 +1,5 @@
 #include "cli_common.hpp"
+#include "read_model.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -4,17 +4,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "dpushard/graph.hpp"
 #include "dpushard/tensor.hpp"
 
 namespace dpushard::cli {
 
 // Prints one JSON object on stdout (the --json contract).
 void print_json(const nlohmann::json& object);
-
-// Reads the xmodel at `path` and runs the one check every command applies on load
-// (validate_loaded); an error names the file, then the op.
-Graph read_model(const std::string& path);
 
 // Formats 123456789 as "123.5M" for human output.
 std::string human_count(long long value);

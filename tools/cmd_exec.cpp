@@ -20,6 +20,7 @@
 #include "dpushard/numerics.hpp"
 #include "dpushard/xmodel.hpp"
 #include "npy_input.hpp"
+#include "read_model.hpp"
 
 namespace dpushard::cli {
 namespace {

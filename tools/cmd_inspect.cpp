@@ -18,6 +18,7 @@
 #include "dpushard/graph.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
+#include "read_model.hpp"
 
 namespace dpushard::cli {
 namespace {

@@ -14,6 +14,7 @@
 #include "dpushard/perf.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
+#include "read_model.hpp"
 
 namespace dpushard::cli {
 namespace {

@@ -18,6 +18,7 @@
 #include "dpushard/plan.hpp"
 #include "npy_input.hpp"
 #include "run_cluster.hpp"
+#include "usage_error.hpp"
 
 namespace dpushard::cli {
 namespace {

@@ -16,6 +16,7 @@
 #include "dpushard/perf.hpp"
 #include "dpushard/split.hpp"
 #include "dpushard/xmodel.hpp"
+#include "read_model.hpp"
 
 namespace dpushard::cli {
 namespace {

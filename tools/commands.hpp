@@ -4,20 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
-#include "dpushard/error.hpp"
-
 namespace dpushard::cli {
-
-// A command line that asks for something impossible (options that need each other, a mode
-// left out): reported like CLI11's own parse errors, exit code 2.
-class UsageError : public Error {
- public:
-  using Error::Error;
-};
-
-// Exit codes: 0 success, 1 a failure (bad input file, failed run), 2 a usage error.
-inline constexpr int kExitFailure = 1;
-inline constexpr int kExitUsage = 2;
 
 struct Command {
   CLI::App* app = nullptr;   // the subcommand, owned by the parent app

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "dpushard/sim_backend.hpp"
+#include "usage_error.hpp"
 #ifdef DPUSHARD_HAVE_CPU_BACKEND
 #include "dpushard/cpu_backend.hpp"
 #endif
