@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cli_runner.hpp"
 #include "dpushard/builder.hpp"
+#include "dpushard/tensor.hpp"
 #include "dpushard/xmodel.hpp"
 #include "xmodel/fixtures.hpp"
 
@@ -185,8 +187,10 @@ TEST(CliLoad, EveryCommandRefusesCyclicUnknownOrMisshapenModels) {
   }
   for (const auto& [name, what] : cases) {
     const std::string file = (dir / name).string();
-    for (const std::string command : {"inspect", "inspect --json", "predict", "exec",
-                                      "split --nodes 2 -o " + quoted((dir / "plan").string())}) {
+    const std::vector<std::string> commands = {
+        "inspect", "inspect --json", "predict", "exec",
+        "split --nodes 2 -o " + quoted((dir / "plan").string())};
+    for (const std::string& command : commands) {
       SCOPED_TRACE(command + " " + name);
       const Result r = run_cli(dir, command + " " + quoted(file));
       EXPECT_EQ(r.exit_code, 1);
