@@ -80,7 +80,7 @@ TEST(CliUsage, UsageErrorsAreOneLineExitTwo) {
       {"exec", "file"},
       {"split " + resnet + " --nodes many -o " + plan, "--nodes"},
       {"", "subcommand"},
-      {"frobnicate", "frobnicate"},
+      {"frobnicate", "subcommand"},
   };
   for (const auto& [args, problem] : cases) {
     const Result r = run_cli(dir, args);
