@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "net/handshake.hpp"
 #include "test_client.hpp"
 
@@ -24,8 +26,9 @@ TEST(Heartbeat, IntervalIsAQuarterOfThePeerTimeoutAtMostAndNeverBelowTheMinimum)
   EXPECT_EQ(interval(500, 20), 10);
 }
 
-// An idle, healthy worker with its default 500 ms heartbeat and a client that gives up
-// after 600 ms of silence: the client asks for heartbeats in HELLO and stays connected.
+// A healthy worker with its default 500 ms heartbeat, answering now and then, and a client
+// that gives up after 600 ms of silence: the client asks for heartbeats in HELLO and stays
+// connected.
 TEST(Heartbeat, AShortPeerTimeoutDoesNotDropAHealthyIdleWorker) {
   const auto cache = fresh_dir("heartbeat");
   {
@@ -49,7 +52,19 @@ TEST(Heartbeat, AShortPeerTimeoutDoesNotDropAHealthyIdleWorker) {
                 connection->set_close_handler([&](const std::string& reason) { closed = reason; });
               });
         });
-    io.run_for(3s);  // idle on both sides: only heartbeats travel
+    // Every 830 ms the worker answers a HAVE_QUERY at another phase of its 250 ms check:
+    // its next heartbeat then came up to 750 ms after the answer, past a 600 ms timeout.
+    asio::steady_timer query(io);
+    std::function<void()> ask = [&] {
+      query.expires_after(830ms);
+      query.async_wait([&](const boost::system::error_code& ec) {
+        if (ec || !connection || !connection->is_open() || !handshake_error.empty()) return;
+        connection->send(HaveQuery{{Digest{}}});
+        ask();
+      });
+    };
+    ask();
+    io.run_for(7s);
     EXPECT_EQ(handshake_error, "");
     EXPECT_EQ(closed, "");
     ASSERT_TRUE(connection);
