@@ -2,30 +2,56 @@
 # Runs every libFuzzer target for a bounded time, as CI does (scripts/test.sh):
 #   fuzz/run.sh BUILD_DIR [SECONDS_PER_TARGET] [XMODEL_SEED_DIR...]
 # BUILD_DIR is configured with CXX=clang++ -DDPUSHARD_BUILD_FUZZERS=ON -DDPUSHARD_SANITIZE=ON
-# and holds fuzz_frame_decoder, fuzz_xmodel_reader and make_frame_seeds (fuzz/CMakeLists.txt).
-# The frame decoder starts from one frame of every message type (make_frame_seeds), the
-# xmodel reader from the xmodel files in the seed folders. A crash, a sanitizer report, a
-# leak, a slow input or running out of memory makes the fuzzer, and so this script, exit
-# non-zero; the input that did it is kept in BUILD_DIR/fuzz/artifacts/.
+# and holds the fuzz_* targets and make_frame_seeds (fuzz/CMakeLists.txt).
+# Seeds: the frame decoder starts from one frame of every message type (make_frame_seeds),
+# the xmodel reader from the xmodel files in the seed folders, the plan.yaml, cluster.yaml
+# and .npy readers from the files in fuzz/seeds/{plan,cluster,npy}/.
+# Corpus: what each fuzzer finds is kept in BUILD_DIR/fuzz/corpus/<target>/, so a later run
+# in the same build folder starts from there. A crash, a sanitizer report, a leak, a slow
+# input or running out of memory makes the fuzzer, and so this script, exit non-zero; the
+# input that did it is kept in BUILD_DIR/fuzz/artifacts/. Each run ends with libFuzzer's
+# stat::number_of_executed_units (the executions) on stderr; a summary line per target
+# follows at the end.
 set -euo pipefail
 build=$1
-seconds=${2:-60}
+seconds=${2:-30}
 shift $(($# < 2 ? $# : 2))
-corpus=$(mktemp -d)
-trap 'rm -rf "$corpus"' EXIT
-mkdir -p "$corpus/frame" "$corpus/frame-seeds" "$corpus/xmodel" "$build/fuzz/artifacts"
+seeds=$(cd "$(dirname "$0")" && pwd)/seeds
+corpus=$build/fuzz/corpus
+frame_seeds=$(mktemp -d)
+log=$(mktemp)
+trap 'rm -rf "$frame_seeds" "$log"' EXIT
+mkdir -p "$build/fuzz/artifacts"
 common=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
         -artifact_prefix="$build/fuzz/artifacts/")
+summary=()
 
-"$build/fuzz/make_frame_seeds" "$corpus/frame-seeds"
-echo "fuzz: frame decoder for ${seconds}s"
-"$build/fuzz/fuzz_frame_decoder" "${common[@]}" "$corpus/frame" "$corpus/frame-seeds"
+# fuzz TARGET EXTRA_FLAGS... -- SEED_DIRS...
+fuzz() {
+  local target=$1
+  shift
+  local flags=()
+  while [[ $1 != -- ]]; do flags+=("$1"); shift; done
+  shift
+  mkdir -p "$corpus/$target"
+  echo "fuzz: $target for ${seconds}s (seeds: $*)"
+  "$build/fuzz/$target" "${common[@]}" "${flags[@]}" "$corpus/$target" "$@" 2>&1 | tee "$log"
+  local runs
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  summary+=("$target: ${runs:-?} executions in ${seconds}s, corpus $corpus/$target ($(find "$corpus/$target" -type f | wc -l) inputs)")
+}
+
+"$build/fuzz/make_frame_seeds" "$frame_seeds"
+fuzz fuzz_frame_decoder -- "$frame_seeds"
 
 xmodel_seeds=()
 for dir in "$@"; do
   [[ -d "$dir" ]] || { echo "fuzz/run.sh: seed folder $dir does not exist" >&2; exit 1; }
   xmodel_seeds+=("$dir")
 done
-echo "fuzz: xmodel reader for ${seconds}s (seeds: ${xmodel_seeds[*]:-none})"
-"$build/fuzz/fuzz_xmodel_reader" "${common[@]}" -max_len=65536 "$corpus/xmodel" \
-  "${xmodel_seeds[@]}"
+fuzz fuzz_xmodel_reader -max_len=65536 -- "${xmodel_seeds[@]}"
+fuzz fuzz_plan_yaml -max_len=65536 -- "$seeds/plan"
+fuzz fuzz_cluster_yaml -max_len=4096 -- "$seeds/cluster"
+fuzz fuzz_npy_reader -max_len=16384 -- "$seeds/npy"
+
+printf 'fuzz: %s\n' "${summary[@]}"

@@ -5,7 +5,7 @@
 # ASan + UBSan and runs them, and runs the libFuzzer targets (clang) for a bounded time each.
 #   DPUSHARD_SKIP_ASAN=1     skip the sanitizer pass
 #   DPUSHARD_SKIP_FUZZ=1     skip the fuzzers
-#   DPUSHARD_FUZZ_SECONDS=N  seconds per fuzz target (45)
+#   DPUSHARD_FUZZ_SECONDS=N  seconds per fuzz target (30; five targets, fuzz/README.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,23 +45,25 @@ if [[ "${DPUSHARD_SKIP_ASAN:-0}" != "1" ]]; then
   done
 fi
 
-# libFuzzer targets (fuzz/): the frame decoder and the xmodel reader, built with clang under
-# ASan + UBSan in a build folder of their own (only the two targets, their libraries and
-# the frame seed writer), each run for a bounded time. A crash, sanitizer report, leak or
+# libFuzzer targets (fuzz/): the frame decoder and the xmodel, plan.yaml, cluster.yaml and
+# .npy readers, built with clang under ASan + UBSan in a build folder of their own (only
+# the targets, their libraries and the frame seed writer), each run for a bounded time. A crash, sanitizer report, leak or
 # slow input fails this script (fuzz/run.sh); the input is kept in build/fuzz/fuzz/artifacts.
 if [[ "${DPUSHARD_SKIP_FUZZ:-0}" != "1" ]]; then
-  # -O1 with line tables only, as fuzzing builds usually are. Cold and without ccache this
-  # build takes about 130 CPU-seconds (174 s on a loaded 2-core machine); with the two
-  # 45-second runs the whole step adds under 5 minutes.
+  # -O1 with line tables only, as fuzzing builds usually are. Cold and without ccache the
+  # two first targets took about 130 CPU-seconds (174 s on a loaded 2-core machine); the
+  # three readers added in issue 11 compile plan_yaml/plan_check/names/atomic_file,
+  # cluster_config/token/connection/buffer_pool and tools/npy.cpp on top. Five 30-second
+  # runs add 2.5 minutes.
   CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -DDPUSHARD_BUILD_FUZZERS=ON -DDPUSHARD_SANITIZE=ON -DDPUSHARD_BUILD_TESTS=OFF \
     -DDPUSHARD_BUILD_BENCH=OFF -DDPUSHARD_WITH_ONEDNN=OFF -DDPUSHARD_WERROR=OFF
   cmake --build build/fuzz -j "$jobs" --target fuzz_frame_decoder fuzz_xmodel_reader \
-    make_frame_seeds
+    fuzz_plan_yaml fuzz_cluster_yaml fuzz_npy_reader make_frame_seeds
   # The xmodel reader starts from the micro-models (small, every op kind the zoo makes).
   xmodel_seeds=build/fuzz/xmodel-seeds
   rm -rf "$xmodel_seeds"
   build/release/tools/dpushard zoo micro --all -o "$xmodel_seeds" 2>&1 | sed -n 1p
-  fuzz/run.sh build/fuzz "${DPUSHARD_FUZZ_SECONDS:-45}" "$xmodel_seeds"
+  fuzz/run.sh build/fuzz "${DPUSHARD_FUZZ_SECONDS:-30}" "$xmodel_seeds"
 fi

@@ -1,12 +1,26 @@
 #include "cli_common.hpp"
+#include "read_model.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 
+#include "dpushard/error.hpp"
+#include "dpushard/model_check.hpp"
 #include "dpushard/numerics.hpp"
+#include "dpushard/xmodel.hpp"
 
 namespace dpushard::cli {
+
+Graph read_model(const std::string& path) {
+  Graph graph = read_xmodel(path);
+  try {
+    validate_loaded(graph);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+  return graph;
+}
 
 void print_json(const nlohmann::json& object) { std::cout << object.dump(2) << std::endl; }
 

@@ -20,6 +20,7 @@
 #include "dpushard/numerics.hpp"
 #include "dpushard/xmodel.hpp"
 #include "npy_input.hpp"
+#include "read_model.hpp"
 
 namespace dpushard::cli {
 namespace {
@@ -120,7 +121,7 @@ int run_exec(const ExecOptions& o) {
   auto ms_since = [](Clock::time_point start) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   };
-  const Graph graph = read_xmodel(o.file);
+  const Graph graph = read_model(o.file);
   BackendOptions backend_options;
   backend_options.threads = o.threads;
   std::unique_ptr<Backend> backend = make_backend(o.backend, backend_options);
@@ -179,6 +180,7 @@ Command add_exec_command(CLI::App& app) {
                                 "One .npy per model input (int8 as is, float32 quantized)");
   sub->add_option("--seed", o.seed, "Seed of the random int8 inputs")
       ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)  // CLI11 would read -1 as 2^64-1
       ->excludes(input);
   sub->add_option("--repeat", o.repeat, "Frames to run; latency is their median")
       ->capture_default_str()

@@ -129,7 +129,9 @@ Command add_import_command(CLI::App& app) {
                                  "Calibrate on N random standard-normal inputs")
                      ->check(CLI::Range(1, 100000));
   calib->excludes(random);
-  sub->add_option("--seed", o.seed, "Seed of the random calibration inputs")->capture_default_str();
+  sub->add_option("--seed", o.seed, "Seed of the random calibration inputs")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("-o,--output", o.output, "The xmodel to write")->required();
   sub->add_flag("--json", o.json, "Print the summary as one JSON object on stdout");
   return {sub, [options] { return run_import(*options); }};

@@ -18,6 +18,7 @@
 #include "dpushard/graph.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
+#include "read_model.hpp"
 
 namespace dpushard::cli {
 namespace {
@@ -152,7 +153,7 @@ void print_human(std::ostream& out, const std::string& file, const Graph& graph)
 }
 
 int run_inspect(const InspectOptions& options) {
-  const Graph graph = read_xmodel(options.file);
+  const Graph graph = read_model(options.file);
   if (options.json) {
     print_json(summary_json(options.file, graph));
   } else {

@@ -14,6 +14,7 @@
 #include "dpushard/perf.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
+#include "read_model.hpp"
 
 namespace dpushard::cli {
 namespace {
@@ -27,17 +28,6 @@ struct PredictArgs {
   double boundary_slowdown = 0;
   int top = 0;
 };
-
-// `_int` files written by other tools may omit shapes; compiled files always carry them.
-Graph load_model(const std::string& path) {
-  Graph graph = read_xmodel(path);
-  if (!is_compiled(graph)) {
-    bool missing = false;
-    for (const Op& op : graph.ops()) missing |= op.output.shape.empty();
-    if (missing) infer_shapes(graph);
-  }
-  return graph;
-}
 
 // The compiler's own op count (2 x MACs + bias adds) when the file is compiled.
 std::optional<std::int64_t> compiler_workload(const Graph& graph) {
@@ -145,7 +135,7 @@ void print_human(const PredictArgs& a, const Graph& graph, const Target& target,
 int run_predict(const PredictArgs& a) {
   const Target target =
       a.target_file.empty() ? resolve_target(a.target) : load_target(a.target_file);
-  const Graph graph = load_model(a.file);
+  const Graph graph = read_model(a.file);
   if (a.calibrate_fps > 0) {
     const double eff = calibrate_compute_efficiency(graph, target, a.calibrate_fps);
     if (a.json)

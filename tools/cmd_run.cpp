@@ -18,6 +18,7 @@
 #include "dpushard/plan.hpp"
 #include "npy_input.hpp"
 #include "run_cluster.hpp"
+#include "usage_error.hpp"
 
 namespace dpushard::cli {
 namespace {
@@ -34,9 +35,9 @@ struct RunOptions {
 
 int run_run(const RunOptions& o) {
   if (!o.local)
-    throw Error(
-        "run: only --local is available (in-process, plan order); cluster runs need the "
-        "cluster module");
+    throw UsageError(
+        "run: say where to run the plan: --local (in this process) or --cluster "
+        "cluster.yaml (on its workers)");
   using Clock = std::chrono::steady_clock;
   const Plan plan = read_plan(o.plan_dir);
   std::vector<QTensor> inputs;
@@ -101,7 +102,8 @@ Command add_run_command(CLI::App& app) {
              }())
       ->capture_default_str();
   auto* seed = sub->add_option("--seed", o.seed, "Seed of the random int8 inputs (as exec --seed)")
-                   ->capture_default_str();
+                   ->capture_default_str()
+                   ->check(CLI::NonNegativeNumber);
   sub->add_option("--input", o.inputs,
                   "--local: one .npy per model input (int8 as is, float32 quantized)")
       ->excludes(seed);
@@ -112,7 +114,7 @@ Command add_run_command(CLI::App& app) {
   const auto cluster = add_cluster_run_options(*sub);  // --cluster: tools/run_cluster.cpp
   return {sub, [options, cluster] {
             if (!cluster->cluster_file.empty() && !options->inputs.empty())
-              throw Error("run: --input works with --local only (cluster runs use --seed)");
+              throw UsageError("run: --input works with --local only (cluster runs use --seed)");
             if (!cluster->cluster_file.empty())
               return run_cluster(options->plan_dir, *cluster, options->seed, options->json);
             return run_run(*options);

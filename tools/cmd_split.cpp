@@ -16,6 +16,7 @@
 #include "dpushard/perf.hpp"
 #include "dpushard/split.hpp"
 #include "dpushard/xmodel.hpp"
+#include "read_model.hpp"
 
 namespace dpushard::cli {
 namespace {
@@ -128,7 +129,7 @@ void print_human(const Plan& plan, const std::string& dir) {
 }
 
 int run_split(const SplitCliOptions& o) {
-  const Graph model = read_xmodel(o.file);
+  const Graph model = read_model(o.file);
   std::unique_ptr<Oracle> oracle;
   if (!o.oracle.empty()) oracle = std::make_unique<Oracle>(Oracle::load(o.oracle));
   SplitOptions options;

@@ -107,7 +107,9 @@ Command add_family_command(CLI::App& zoo, std::string name, std::string descript
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
   sub->add_option("--input", o.input, "Input HxWxC")->capture_default_str();
-  sub->add_option("--seed", o.seed, "Seed of the int8 weights")->capture_default_str();
+  sub->add_option("--seed", o.seed, "Seed of the int8 weights")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--join", o.join, "How the experts are joined")
       ->capture_default_str()
       ->check(CLI::IsMember({"concat", "sum"}));

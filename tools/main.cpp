@@ -1,12 +1,15 @@
 // dpushard: run one int8 network across several DPU boards. See README.md and docs/.
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <exception>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "commands.hpp"
 #include "dpushard/sim_backend.hpp"
+#include "usage_error.hpp"
 #ifdef DPUSHARD_HAVE_CPU_BACKEND
 #include "dpushard/cpu_backend.hpp"
 #endif
@@ -38,18 +41,33 @@ int main(int argc, char** argv) {
       dpushard::cli::add_worker_command(app),
   };
   // clang-format on
+  // Every error is one line "dpushard: error: ..." on stderr; usage errors exit 2.
+  const auto error_line = [](std::string message) {
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::cerr << "dpushard: error: " << message << "\n";
+  };
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    error_line(e.what());
+    return dpushard::cli::kExitUsage;
   }
   try {
     for (const auto& command : commands)
       if (command.app->parsed()) return command.run();
-    return 2;
+    return dpushard::cli::kExitUsage;
+  } catch (const dpushard::cli::UsageError& e) {
+    error_line(e.what());
+    return dpushard::cli::kExitUsage;
   } catch (const std::exception& e) {
     // dpushard::Error messages are one line naming the file, field or op at fault.
-    std::cerr << "dpushard: error: " << e.what() << "\n";
-    return 1;
+    error_line(e.what());
+    return dpushard::cli::kExitFailure;
   }
 }

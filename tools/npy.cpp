@@ -9,6 +9,7 @@
 #include <map>
 
 #include "dpushard/error.hpp"
+#include "dpushard/regular_file.hpp"
 
 namespace dpushard::cli {
 
@@ -188,15 +189,7 @@ NpyArray parse_npy(const std::string& bytes, const std::string& origin) {
 }
 
 NpyArray read_npy(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot open");
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) throw Error(path.string() + ": read failed");
-  in.seekg(0, std::ios::beg);
-  std::string bytes(static_cast<std::size_t>(size), '\0');
-  if (!in.read(bytes.data(), size)) throw Error(path.string() + ": read failed");
-  return parse_npy(bytes, path.string());
+  return parse_npy(read_regular_file(path), path.string());
 }
 
 }  // namespace dpushard::cli

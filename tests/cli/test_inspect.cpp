@@ -7,8 +7,12 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cli_runner.hpp"
+#include "dpushard/builder.hpp"
+#include "dpushard/tensor.hpp"
+#include "dpushard/xmodel.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {
@@ -140,6 +144,66 @@ TEST(CliInspect, CorruptFileFailsWithOneLine) {
   const auto missing = dir / "missing.xmodel";
   expect_one_line_error(run_cli(dir, "inspect --json " + quoted(missing.string())),
                         missing.string(), "no such file");
+}
+
+// input [1, 6, 6, 3] -> conv + relu -> fix: a valid `_int` graph to damage.
+Graph small_int_graph() {
+  GraphBuilder b("small");
+  const Value x = b.input("x", {1, 6, 6, 3}, 4);
+  const QTensor wq = random_qtensor("w", {4, 3, 3, 3}, 0, 1);
+  const Value w = b.constant("w", {4, 3, 3, 3}, wq.data, 7);
+  Conv2dSpec spec;
+  spec.nonlinear = Nonlinear::Relu;
+  b.conv2d("conv", x, w, std::nullopt, spec, 3);
+  return b.finish();
+}
+
+Op& first_op_of_type(Graph& graph, const std::string& type) {
+  for (Op& op : graph.mutable_ops())
+    if (op.type == type) return op;
+  throw std::runtime_error("no " + type + " op");
+}
+
+// inspect and predict once accepted what exec and split refuse: every command now runs the
+// same check on the model it loads and names the file and the op.
+TEST(CliLoad, EveryCommandRefusesCyclicUnknownOrMisshapenModels) {
+  ScratchDir dir;
+  std::vector<std::pair<std::string, std::string>> cases;  // file, what the error says
+  {
+    Graph g = small_int_graph();
+    Op& conv = first_op_of_type(g, "conv2d");
+    const std::string last = g.ops().back().name;
+    ASSERT_NE(last, conv.name);
+    conv.args[0].producers = {last};  // conv reads the fix op that reads it
+    testing::write_bytes(dir / "cyclic.xmodel", serialize_xmodel(g));
+    cases.emplace_back("cyclic.xmodel", "cycle");
+  }
+  {
+    Graph g = small_int_graph();
+    first_op_of_type(g, "conv2d").type = "frobnicate";
+    testing::write_bytes(dir / "unknown.xmodel", serialize_xmodel(g));
+    cases.emplace_back("unknown.xmodel", "unknown op type");
+  }
+  {
+    Graph g = small_int_graph();
+    first_op_of_type(g, "data").attrs["shape"] = std::vector<std::int32_t>{1, 5, 5, 3};
+    testing::write_bytes(dir / "misshapen.xmodel", serialize_xmodel(g));
+    cases.emplace_back("misshapen.xmodel", "differs from inferred");
+  }
+  for (const auto& [name, what] : cases) {
+    const std::string file = (dir / name).string();
+    const std::vector<std::string> commands = {
+        "inspect", "inspect --json", "predict", "exec",
+        "split --nodes 2 -o " + quoted((dir / "plan").string())};
+    for (const std::string& command : commands) {
+      SCOPED_TRACE(command + " " + name);
+      const Result r = run_cli(dir, command + " " + quoted(file));
+      EXPECT_EQ(r.exit_code, 1);
+      EXPECT_EQ(r.err.rfind("dpushard: error: " + file + ": ", 0), 0u) << r.err;
+      EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    }
+  }
 }
 
 }  // namespace

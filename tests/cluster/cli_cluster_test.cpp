@@ -42,22 +42,27 @@ class CliCluster : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  // Starts worker i and returns its port (from --port-file).
+  // Starts worker i (again, on `port` and with its cache, when it was started before) and
+  // returns its port (from --port-file).
   std::uint16_t start_worker(int i,
-                             const std::vector<std::string>& backend_args = {"--backend", "ref"}) {
+                             const std::vector<std::string>& backend_args = {"--backend", "ref"},
+                             std::uint16_t port = 0) {
     const std::string name = "w" + std::to_string(i);
     const auto port_file = dir_ / (name + ".port");
+    std::filesystem::remove(port_file);
     std::vector<std::string> argv{DPUSHARD_CLI,   "worker",
-                                  "--listen",     "127.0.0.1:0",
+                                  "--listen",     "127.0.0.1:" + std::to_string(port),
                                   "--cache",      (dir_ / ("cache-" + name)).string(),
                                   "--token-file", (dir_ / "token").string(),
                                   "--name",       name,
                                   "--port-file",  port_file.string()};
     argv.insert(argv.end(), backend_args.begin(), backend_args.end());
-    workers_.push_back(
-        std::make_unique<ChildProcess>(argv, dir_ / (name + ".out"), dir_ / (name + ".log")));
+    if (workers_.size() <= static_cast<std::size_t>(i))
+      workers_.resize(static_cast<std::size_t>(i) + 1);
+    workers_[static_cast<std::size_t>(i)] =
+        std::make_unique<ChildProcess>(argv, dir_ / (name + ".out"), dir_ / (name + ".log"));
     const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (!std::filesystem::exists(port_file)) {
+    while (read_text(port_file).empty()) {
       if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("no port file");
       std::this_thread::sleep_for(5ms);
     }
@@ -216,6 +221,108 @@ TEST_F(CliCluster, KilledWorkerEndsTheRunNamingNodeAndFrame) {
     ASSERT_TRUE(stopped) << "w" << i << " ignores SIGTERM";
     EXPECT_TRUE(WIFEXITED(*stopped) && WEXITSTATUS(*stopped) == 0);
   }
+}
+
+// The fault test: one worker killed (SIGKILL) in one run, another frozen (SIGSTOP) in the
+// next, both restarted on their ports with their caches. Each failed run exits 1 naming the
+// node and a frame, with its --out file written and marked incomplete; the run after the
+// restarts completes with the outputs of the run before the faults and uploads nothing.
+TEST_F(CliCluster, KilledAndFrozenWorkersAreNamedAndRestartedWorkersServeFromTheirCache) {
+  std::vector<std::uint16_t> ports = {start_worker(0), start_worker(1), start_worker(2)};
+  write_cluster(ports);
+  const std::string plan = (dir_ / "plan").string(), cluster = (dir_ / "cluster.yaml").string();
+  ASSERT_EQ(run_cli({"run", plan, "--cluster", cluster, "--frames", "4", "--seed", "3", "--json"},
+                    "before"),
+            0)
+      << read_text(dir_ / "before.err");
+  const auto before = json_of("before");
+  ASSERT_GT(before["upload"]["fragments_uploaded"].get<int>(), 0);
+
+  // Starts an endless run, waits until worker `victim` has loaded its job and frames flow,
+  // applies `fault` to it and returns the run's exit status and how long it took to end.
+  const auto faulty_run = [&](int victim, int signal, const std::string& name) {
+    const auto log = dir_ / ("w" + std::to_string(victim) + ".log");
+    const std::size_t loads_before = [&] {
+      const std::string text = read_text(log);
+      std::size_t n = 0;
+      for (auto at = text.find("event=loaded"); at != std::string::npos;
+           at = text.find("event=loaded", at + 1))
+        ++n;
+      return n;
+    }();
+    ChildProcess run(
+        {DPUSHARD_CLI, "run", plan, "--cluster", cluster, "--frames", "100000000", "--inflight",
+         "2", "--peer-timeout", "1", "--json", "--out", (dir_ / (name + ".json")).string()},
+        dir_ / (name + ".out"), dir_ / (name + ".err"));
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    for (;;) {
+      const std::string text = read_text(log);
+      std::size_t n = 0;
+      for (auto at = text.find("event=loaded"); at != std::string::npos;
+           at = text.find("event=loaded", at + 1))
+        ++n;
+      if (n > loads_before) break;
+      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("never loaded");
+      std::this_thread::sleep_for(10ms);
+    }
+    std::this_thread::sleep_for(300ms);
+    EXPECT_FALSE(run.wait_for(0ms)) << name << " ended before the fault";
+    workers_[static_cast<std::size_t>(victim)]->signal(signal);
+    const auto at = std::chrono::steady_clock::now();
+    const auto status = run.wait_for(20s);
+    return std::pair{status, std::chrono::steady_clock::now() - at};
+  };
+  const auto expect_named_failure = [&](const std::string& name, const std::string& node,
+                                        const std::string& reason) {
+    const std::string err = read_text(dir_ / (name + ".err"));
+    EXPECT_EQ(err.rfind("dpushard: error: ", 0), 0u) << err;
+    EXPECT_NE(err.find("node '" + node + "'"), std::string::npos) << err;
+    EXPECT_NE(err.find(reason), std::string::npos) << err;
+    const auto written = nlohmann::json::parse(read_text(dir_ / (name + ".json")));
+    EXPECT_FALSE(written["complete"].get<bool>());
+    EXPECT_EQ(written["failed_node"], node);
+    EXPECT_GE(written["failed_frame"].get<std::int64_t>(), 0);
+    EXPECT_GT(written["frames_completed"].get<std::int64_t>(), 0);
+    EXPECT_EQ(nlohmann::json::parse(read_text(dir_ / (name + ".out"))), written);
+  };
+
+  // 1. w1 is killed: its sockets close at once.
+  const auto [killed, killed_after] = faulty_run(1, SIGKILL, "killed");
+  ASSERT_TRUE(killed) << "run hangs after w1 was killed";
+  EXPECT_TRUE(WIFEXITED(*killed) && WEXITSTATUS(*killed) == 1);
+  EXPECT_LT(killed_after, 5s);
+  expect_named_failure("killed", "w1", "lost");
+  ASSERT_TRUE(workers_[1]->wait_for(5s));
+  ASSERT_EQ(start_worker(1, {"--backend", "ref"}, ports[1]), ports[1]);
+
+  // 2. w2 is frozen: alive to the kernel, silent to its peers, noticed after --peer-timeout.
+  const auto [frozen, frozen_after] = faulty_run(2, SIGSTOP, "frozen");
+  ASSERT_TRUE(frozen) << "run hangs after w2 froze";
+  EXPECT_TRUE(WIFEXITED(*frozen) && WEXITSTATUS(*frozen) == 1);
+  EXPECT_GE(frozen_after, 900ms);
+  EXPECT_LT(frozen_after, 6s);
+  expect_named_failure("frozen", "w2", "no message from the peer");
+  workers_[2]->signal(SIGKILL);
+  ASSERT_TRUE(workers_[2]->wait_for(5s));
+  ASSERT_EQ(start_worker(2, {"--backend", "ref"}, ports[2]), ports[2]);
+
+  // 3. Both restarted from their caches: the next run completes and uploads nothing.
+  EXPECT_FALSE(workers_[0]->wait_for(0ms)) << "w0 died";
+  ASSERT_EQ(run_cli({"run", plan, "--cluster", cluster, "--frames", "4", "--seed", "3", "--json",
+                     "--out", (dir_ / "after.json").string()},
+                    "after"),
+            0)
+      << read_text(dir_ / "after.err");
+  const auto after = json_of("after");
+  EXPECT_TRUE(after["complete"].get<bool>());
+  EXPECT_EQ(after["frames_completed"], 4);
+  EXPECT_EQ(after["upload"]["bytes"], 0);
+  EXPECT_EQ(after["upload"]["fragments_uploaded"], 0);
+  EXPECT_EQ(after["upload"]["fragments_cached"], before["upload"]["fragments_uploaded"]);
+  EXPECT_EQ(after["outputs"], before["outputs"]);
+  EXPECT_EQ(nlohmann::json::parse(read_text(dir_ / "after.json")), after);
+  for (const auto& entry : std::filesystem::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();
 }
 
 }  // namespace

@@ -1,11 +1,17 @@
 // cluster.yaml: the schema, and errors that name the line at fault.
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "dpushard/cluster.hpp"
+#include "dpushard/net.hpp"
+#include "dpushard/plan.hpp"
+#include "dpushard/xmodel.hpp"
 
 namespace dpushard::cluster {
 namespace {
@@ -84,6 +90,49 @@ TEST(ClusterConfig, MissingFileIsNamed) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/cluster.yaml"), std::string::npos);
   }
+}
+
+// A folder or a FIFO where a file is expected once ended in std::bad_alloc or hung forever.
+// Every reader refuses them the same way: one line naming the path, at once.
+TEST(RegularFiles, FolderOrFifoWhereAFileIsExpectedIsNamedNotReadOrWaitedFor) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("dpushard-regular-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  for (const std::string kind : {"folder", "fifo"}) {
+    const std::filesystem::path plan_dir = dir / ("plan-" + kind);
+    std::filesystem::create_directories(plan_dir);
+    const std::filesystem::path path = dir / kind, plan_yaml = plan_dir / "plan.yaml";
+    for (const auto& p : {path, plan_yaml}) {
+      if (kind == "folder")
+        std::filesystem::create_directory(p);
+      else
+        ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0);
+    }
+    const std::string refusal =
+        kind == "folder" ? "is a directory, not a file" : "is a FIFO, not a regular file";
+    const std::vector<std::pair<std::filesystem::path, std::function<void()>>> readers = {
+        {path, [&] { net::read_token_file(path); }},
+        {path, [&] { read_cluster_config(path); }},
+        {path, [&] { read_xmodel(path); }},
+        {plan_yaml, [&] { read_plan(plan_dir); }},
+        {path, [&] {
+           parse_cluster_config("token_file: " + path.string() +
+                                    "\nnodes:\n  - {name: a, address: \"127.0.0.1:1\"}\n",
+                                "cluster.yaml", dir);
+         }}};
+    for (const auto& [named, read] : readers) {
+      std::string what = "accepted";
+      try {
+        read();
+      } catch (const Error& e) {
+        what = e.what();
+      }
+      EXPECT_NE(what.find(named.string()), std::string::npos) << what;
+      EXPECT_NE(what.find(refusal), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

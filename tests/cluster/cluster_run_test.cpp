@@ -3,8 +3,10 @@
 // failures end the run naming the node.
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <tuple>
 
@@ -191,6 +193,54 @@ TEST_F(ClusterRunTest, FragmentsAreUploadedOnlyOnce) {
   for (const auto& w : *workers_) received_last += w->worker().counters().upload_bytes_received;
   EXPECT_EQ(received_last, received_after);
   EXPECT_EQ(second.output_sha256, first.output_sha256);
+}
+
+// A folder or a FIFO in place of a fragment file: one error naming it, no hang.
+TEST_F(ClusterRunTest, FolderOrFifoAsAFragmentIsNamed) {
+  for (const std::string kind : {"folder", "fifo"}) {
+    const auto [plan, dir] = plan_for("cnn", Strategy::Pipeline, 2);
+    const std::filesystem::path file = dir / plan.fragments[0].file;
+    std::filesystem::remove(file);
+    if (kind == "folder")
+      std::filesystem::create_directory(file);
+    else
+      ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
+    std::string error;
+    try {
+      error = run_on_cluster(plan, dir, cluster(), quick()).error;
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    EXPECT_NE(error.find(file.string()), std::string::npos) << error;
+    EXPECT_NE(error.find(kind == "folder" ? "is a directory" : "is a FIFO"), std::string::npos)
+        << error;
+  }
+}
+
+// A fragment file replaced by garbage with its hash recorded in the plan: the hash check
+// passes, the model check does not, and nothing is uploaded.
+TEST_F(ClusterRunTest, FragmentThatIsNoModelIsRefusedBeforeUpload) {
+  auto [plan, dir] = plan_for("cnn", Strategy::Pipeline, 2);
+  const std::filesystem::path file = dir / plan.fragments[1].file;
+  {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out << "not a model, but the plan will record its sha256";
+  }
+  plan.fragments[1].sha256 = sha256_file(file);
+  std::uint64_t received_before = 0;
+  for (const auto& w : *workers_) received_before += w->worker().counters().upload_bytes_received;
+  std::string error;
+  try {
+    error = run_on_cluster(plan, dir, cluster(), quick()).error;
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("plan fragment '" + plan.fragments[1].name + "'"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find(file.string() + ": not an xmodel"), std::string::npos) << error;
+  std::uint64_t received_after = 0;
+  for (const auto& w : *workers_) received_after += w->worker().counters().upload_bytes_received;
+  EXPECT_EQ(received_after, received_before);
 }
 
 TEST_F(ClusterRunTest, WrongTokenIsRefusedNamingTheNode) {

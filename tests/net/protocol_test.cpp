@@ -37,7 +37,7 @@ std::vector<Message> one_of_each() {
   QTensor timing_only = tensor_of({2, 2});
   timing_only.computed = false;
   Stats stats{7, {{1, 10, 12345, 3}, {2, 11, 999, 1}}, 4096, 77};
-  return {Hello{kProtocolVersion, PeerRole::kWorker, "w0", digest_of(2)},
+  return {Hello{kProtocolVersion, PeerRole::kWorker, "w0", digest_of(2), 150},
           Challenge{kProtocolVersion, "worker@x", digest_of(3)},
           Auth{digest_of(4)},
           AuthOk{digest_of(5), "ref"},
@@ -178,7 +178,7 @@ TEST(NetProtocol, VersionMismatchIsNamed) {
   EXPECT_EQ(rejection(encode_frame(hello), false), ErrorCode::kVersionMismatch);
   // Whatever follows the version in another protocol version.
   auto bytes = encode_frame(Hello{});
-  bytes[kHeaderBytes] = 2;
+  bytes[kHeaderBytes] = static_cast<std::uint8_t>(kProtocolVersion + 1);
   bytes.resize(kHeaderBytes + 2);
   put_u32(bytes, 8, 2);
   EXPECT_EQ(rejection(bytes, false), ErrorCode::kVersionMismatch);

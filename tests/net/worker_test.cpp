@@ -68,6 +68,23 @@ TEST_F(WorkerTest, RejectsAnUploadWhoseBytesDoNotMatchItsHash) {
     ADD_FAILURE() << "left in the cache: " << entry.path();
 }
 
+// Bytes whose hash matches but which are no model: LOAD refuses them and the cache does
+// not keep them (a later HAVE says no, so a good upload can replace them).
+TEST_F(WorkerTest, NeverKeepsAFragmentItRefusedToLoad) {
+  const std::string garbage = "these bytes have the right hash but are not an xmodel";
+  WorkerThread w(test_worker_options(cache_));
+  TestClient client(w.port());
+  client.handshake("secret");
+  upload(client, garbage);
+  client.send(single_fragment_load(sha_of(garbage)));
+  const auto refused = std::get<FrameError>(client.expect());
+  EXPECT_EQ(refused.code, ErrorCode::kBadFragment);
+  EXPECT_NE(refused.message.find("not an xmodel"), std::string::npos) << refused.message;
+  client.send(HaveQuery{{sha_of(garbage)}});
+  EXPECT_EQ(std::get<HaveReply>(client.expect()).have, std::vector<std::uint8_t>{0});
+  EXPECT_FALSE(std::filesystem::exists(cache_ / (digest_hex(sha_of(garbage)) + ".xmodel")));
+}
+
 TEST_F(WorkerTest, RunsFramesOfOneFragmentBitExactly) {
   const Graph graph = tiny_conv("a", 3, 4, 8, 3, 1);
   const std::string bytes = serialize_xmodel(graph);
@@ -145,6 +162,47 @@ TEST_F(WorkerTest, SendsTensorsStraightToTheConsumingWorker) {
   c0.send(StatsRequest{kJob});
   const Stats s0 = std::get<Stats>(c0.expect());  // nothing but the stats came back to c0
   EXPECT_GE(s0.tensor_bytes_sent, 3u * 6 * 6 * 8);
+}
+
+// An experts plan hands a tensor from one fragment to the next inside the worker, once a
+// frame. Those buffers come from the backend, not the pool: the pool must not keep them
+// (it once grew to its 512 MB cap this way), and an idle worker keeps no buffers at all.
+TEST_F(WorkerTest, KeepsMemoryFlatWhenFragmentsHandTensorsToEachOther) {
+  const std::string a_bytes = serialize_xmodel(tiny_conv("a", 3, 4, 8, 3, 1));
+  const std::string b_bytes = serialize_xmodel(tiny_conv("b", 8, 3, 4, 2, 2));
+  WorkerThread w(test_worker_options(cache_));
+  TestClient client(w.port());
+  client.handshake("secret");
+  upload(client, a_bytes);
+  upload(client, b_bytes);
+  constexpr std::uint32_t kInflight = 4;
+  client.send(
+      Load{kJob,
+           "n0",
+           kInflight,
+           {},
+           {FragmentAssignment{0, sha_of(a_bytes), "a", {{Destination{{Target{"n0", 1}}, 0}}}},
+            FragmentAssignment{1, sha_of(b_bytes), "b", {{Destination{{Target{}}, 0}}}}}});
+  EXPECT_EQ(std::get<Loaded>(client.expect()).job, kJob);
+  constexpr std::uint64_t kFrames = 300;
+  std::uint64_t sent = 0;
+  for (; sent < kInflight; ++sent)
+    client.send(TensorMsg{kJob, sent, 0, 0, random_qtensor("x", {1, 6, 6, 3}, 4, sent)});
+  for (std::uint64_t received = 0; received < kFrames; ++received) {
+    EXPECT_EQ(std::get<TensorMsg>(client.expect()).slot, kOrchestratorSlot);
+    if (sent < kFrames) {
+      client.send(TensorMsg{kJob, sent, 0, 0, random_qtensor("x", {1, 6, 6, 3}, 4, sent)});
+      ++sent;
+    }
+  }
+  // At most a few frames' buffers of each size, not one per frame (300 x 288 bytes).
+  const std::uint64_t per_frame = 6 * 6 * 3 + 6 * 6 * 8;
+  EXPECT_LE(w.worker().counters().pooled_buffer_bytes, 4 * kInflight * per_frame);
+
+  client.send(Unload{kJob});
+  client.send(StatsRequest{kJob});  // answered after the UNLOAD was handled
+  EXPECT_EQ(std::get<FrameError>(client.expect()).code, ErrorCode::kNoSuchJob);
+  EXPECT_EQ(w.worker().counters().pooled_buffer_bytes, 0u);
 }
 
 TEST_F(WorkerTest, ReportsALostPeerByName) {

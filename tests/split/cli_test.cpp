@@ -63,6 +63,38 @@ TEST(CliSplit, RunLocalPrintsTheSameOutputsAsExec) {
   EXPECT_THAT(human.err, HasSubstr("pipeline on 2 nodes"));
 }
 
+// Usage errors, CLI11's and our own, are one line with the dpushard prefix and exit 2
+// (CLI11 alone exits 105-109 and prints a second line).
+TEST(CliUsage, UsageErrorsAreOneLineExitTwo) {
+  ScratchDir dir;
+  const std::string resnet = quoted(testing::fixture(testing::kResNetInt).string());
+  const std::string plan = quoted((dir / "plan").string());
+  ASSERT_EQ(run_cli(dir, "split " + resnet + " --nodes 2 --strategy pipeline -o " + plan).exit_code,
+            0);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run " + plan, "--local (in this process) or --cluster"},
+      {"run " + plan + " --local --seed -1", "--seed"},
+      {"exec " + resnet + " --seed -1", "--seed"},
+      {"zoo cnn --params 1M --seed -1 -o " + quoted((dir / "z.xmodel").string()), "--seed"},
+      {"exec " + resnet + " --no-such-option", "--no-such-option"},
+      {"exec", "file"},
+      {"split " + resnet + " --nodes many -o " + plan, "--nodes"},
+      {"", "subcommand"},
+      {"frobnicate", "subcommand"},
+  };
+  for (const auto& [args, problem] : cases) {
+    const Result r = run_cli(dir, args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err.rfind("dpushard: error: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(problem)) << args;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+  const Result help = run_cli(dir, "run --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("--cluster"));
+}
+
 TEST(CliSplit, BadInputIsOneErrorLine) {
   DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
@@ -72,7 +104,7 @@ TEST(CliSplit, BadInputIsOneErrorLine) {
             0);
   std::filesystem::remove(dir / "plan" / "fragments" / "stage1_int.xmodel");
   for (const std::string& args :
-       {"run " + plan + " --local", "run " + plan, "split /nonexistent.xmodel --nodes 2 -o " + plan,
+       {"run " + plan + " --local", "split /nonexistent.xmodel --nodes 2 -o " + plan,
         "split " + resnet + " --nodes 2 --cuts nosuchop --strategy pipeline -o " + plan}) {
     const Result r = run_cli(dir, args);
     EXPECT_EQ(r.exit_code, 1) << args;
@@ -139,7 +171,7 @@ TEST(CliSplit, RunLocalTakesNpyInputs) {
       {"--input " + quoted((dir / "shape.npy").string()), "shape (1,32,32) does not match input"},
       {"--input " + quoted((dir / "dtype.npy").string()), "dtype '<i4'"},
       {"--input " + quoted((dir / "nan.npy").string()), "not finite"},
-      {"--input " + quoted((dir / "none.npy").string()), "none.npy: cannot open"},
+      {"--input " + quoted((dir / "none.npy").string()), "none.npy: no such file"},
       {"--input " + x8 + " --input " + x8, "has 1 input, got 2 --input files"},
   };
   for (const auto& [args, problem] : bad) {

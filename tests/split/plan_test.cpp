@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <set>
 
 #include "split/split_helpers.hpp"
 #include "xmodel/fixtures.hpp"
@@ -78,12 +79,37 @@ TEST_F(PlanFiles, RecordsWhatTheIssueAsksFor) {
   EXPECT_GT(plan_.predicted.wire_bytes_per_frame, 0);
 }
 
-TEST_F(PlanFiles, RewritingRemovesStaleFragments) {
-  testing::write_bytes(dir_.path() / "fragments" / "old_int.xmodel", "stale");
-  SplitResult r = split_model(testing::fork_join_model({2, 2, 2}), SplitOptions{});
-  write_split(r, dir_.path());
-  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "fragments" / "old_int.xmodel"));
+// A new plan over an earlier one removes the earlier plan's fragments it does not reuse,
+// and nothing else: `split -o DIR` once deleted any fragments/*_int.xmodel in DIR.
+TEST_F(PlanFiles, RewritingRemovesOnlyWhatTheEarlierPlanWrote) {
+  testing::write_bytes(dir_.path() / "fragments" / "someone_elses_int.xmodel", "keep me");
+  SplitOptions o;
+  o.nodes = 2;
+  o.strategy = Strategy::Pipeline;
+  SplitResult r = split_model(testing::fork_join_model({2, 2, 2}), o);
+  const Plan rewritten = write_split(r, dir_.path());
+  std::set<std::string> kept;
+  for (const auto& f : rewritten.fragments) kept.insert(f.file);
+  for (const auto& f : plan_.fragments)
+    EXPECT_EQ(std::filesystem::exists(dir_.path() / f.file), kept.count(f.file) == 1) << f.file;
+  EXPECT_EQ(testing::read_bytes(dir_.path() / "fragments" / "someone_elses_int.xmodel"), "keep me");
   EXPECT_NO_THROW(check_plan_files(read_plan(dir_.path()), dir_.path()));
+}
+
+TEST_F(PlanFiles, AForeignNonEmptyFolderIsRefusedAndLeftAlone) {
+  ScratchDir foreign;
+  std::filesystem::create_directories(foreign / "fragments");
+  testing::write_bytes(foreign / "fragments" / "precious_int.xmodel", "precious");
+  testing::write_bytes(foreign / "notes.txt", "mine");
+  SplitResult r = split_model(testing::fork_join_model({2, 2, 2}), SplitOptions{});
+  try {
+    write_split(r, foreign.path());
+    ADD_FAILURE() << "wrote into a foreign folder";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(foreign.path().string() + ": the folder is not empty"));
+  }
+  EXPECT_EQ(testing::read_bytes(foreign / "fragments" / "precious_int.xmodel"), "precious");
+  EXPECT_FALSE(std::filesystem::exists(foreign / "plan.yaml"));
 }
 
 TEST_F(PlanFiles, InconsistentPlansAreRejectedNamingTheFault) {
@@ -119,6 +145,19 @@ TEST_F(PlanFiles, InconsistentPlansAreRejectedNamingTheFault) {
   }
   (void)first;
   (void)second;
+}
+
+// A second fragment renamed to the first's name in plan.yaml (slots left as they were)
+// was reported as a slot that does not match; it is a duplicate name.
+TEST_F(PlanFiles, DuplicateFragmentNameIsReportedAsSuch) {
+  std::string text = plan_to_yaml(plan_);
+  const std::string second = "name: " + plan_.fragments[1].name + "\n";
+  const auto at = text.find(second);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, second.size(), "name: " + plan_.fragments[0].name + "\n");
+  const std::string msg = error_of_text(text);
+  EXPECT_THAT(msg, HasSubstr("fragment '" + plan_.fragments[0].name + "': duplicate name"));
+  EXPECT_THAT(msg, HasSubstr("plan.yaml"));
 }
 
 TEST_F(PlanFiles, BadYamlIsRejectedNamingTheField) {

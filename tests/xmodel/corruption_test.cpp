@@ -72,6 +72,27 @@ void add_consumer(xmodel::pb::Graph& g, const std::string& name, const std::stri
   g.mutable_subg_root()->add_op_name(name);
 }
 
+std::string varint(std::uint64_t value) {
+  std::string bytes;
+  for (; value >= 0x80; value >>= 7) bytes += static_cast<char>((value & 0x7F) | 0x80);
+  return bytes + static_cast<char>(value);
+}
+
+// A length field of 2^32 + 4 once read as 4 (its low 32 bits), and the file as a valid
+// model; every length is read as 64 bits and checked against the bytes that follow.
+TEST(XmodelCorrupt, LengthsOf2To32OrMoreAreNotCutTo32Bits) {
+  const std::string valid = minimal().SerializeAsString();
+  ASSERT_EQ(valid.substr(0, 2), std::string("\x0A\x04", 2));  // graph_name, 4 bytes
+  const std::string rest = valid.substr(2);
+  EXPECT_NO_THROW(parse_xmodel(valid, "crafted.xmodel"));
+  const std::string follow = std::to_string(rest.size()) + " follow";
+  parse_error("\x0A" + varint((std::uint64_t{1} << 32) + 4) + rest,
+              "declares 4294967300 bytes but only " + follow);
+  parse_error("\x0A" + varint(std::uint64_t{1} << 62) + rest,
+              "declares 4611686018427387904 bytes but only " + follow);
+  parse_error("\x0A" + varint(~std::uint64_t{0}) + rest, "declares 18446744073709551615 bytes");
+}
+
 TEST(XmodelCorrupt, MissingEmptyDirectoryAndTextFiles) {
   ScratchDir dir;
   read_error(dir / "missing.xmodel", "no such file");

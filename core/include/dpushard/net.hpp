@@ -37,6 +37,7 @@ struct WorkerCounters {
   std::uint64_t upload_bytes_received = 0;
   std::uint64_t fragments_stored = 0;
   std::uint64_t frames_computed = 0;
+  std::uint64_t pooled_buffer_bytes = 0;  // tensor buffers kept for reuse (none when idle)
 };
 
 class Worker {

@@ -21,8 +21,8 @@
 
 namespace dpushard::net {
 
-inline constexpr std::uint32_t kMagic = 0x48535044;  // bytes 'D' 'P' 'S' 'H'
-inline constexpr std::uint16_t kProtocolVersion = 1;
+inline constexpr std::uint32_t kMagic = 0x48535044;   // bytes 'D' 'P' 'S' 'H'
+inline constexpr std::uint16_t kProtocolVersion = 2;  // 2: HELLO asks for a heartbeat interval
 inline constexpr std::size_t kHeaderBytes = 20;
 inline constexpr std::size_t kDigestBytes = 32;  // sha256 hashes, nonces and HMACs
 inline constexpr std::size_t kMaxNameBytes = 4096;
@@ -106,6 +106,9 @@ struct Hello {
   PeerRole role = PeerRole::kOrchestrator;
   std::string name;
   Digest nonce{};
+  // How often the client wants a sign of life from the worker, in ms (0: the worker's own
+  // interval). A client derives it from its peer timeout, so a short timeout is served.
+  std::uint32_t heartbeat_ms = 0;
   bool operator==(const Hello&) const = default;
 };
 struct Challenge {

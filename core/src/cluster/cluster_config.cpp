@@ -7,8 +7,8 @@
 
 #include "dpushard/cluster.hpp"
 #include "dpushard/net.hpp"
+#include "dpushard/regular_file.hpp"
 #include "net/connection.hpp"
-#include "net/file_bytes.hpp"
 
 namespace dpushard::cluster {
 
@@ -135,9 +135,8 @@ ClusterConfig parse_cluster_config(const std::string& text, const std::string& o
 }
 
 ClusterConfig read_cluster_config(const std::filesystem::path& path) {
-  const std::optional<std::string> text = net::read_file_bytes(path);
-  if (!text) throw Error(path.string() + ": cannot read the cluster file");
-  return parse_cluster_config(*text, path.string(), path.parent_path());
+  const std::string text = read_regular_file(path, "cluster file " + path.string());
+  return parse_cluster_config(text, path.string(), path.parent_path());
 }
 
 }  // namespace dpushard::cluster

@@ -5,9 +5,10 @@
 #include <algorithm>
 
 #include "dpushard/builder.hpp"
+#include "dpushard/model_check.hpp"
+#include "dpushard/regular_file.hpp"
 #include "dpushard/xmodel.hpp"
 #include "net/auth.hpp"
-#include "net/file_bytes.hpp"
 
 namespace dpushard::cluster {
 
@@ -16,9 +17,7 @@ namespace {
 constexpr const char* kWireSuffix = "__wire";
 
 std::string read_file(const std::filesystem::path& path, const std::string& what) {
-  std::optional<std::string> bytes = net::read_file_bytes(path);
-  if (!bytes) throw Error(what + ": cannot read " + path.string());
-  return std::move(*bytes);
+  return read_regular_file(path, what + ": " + path.string());
 }
 
 net::Digest sha_of(const std::string& bytes) {
@@ -42,12 +41,22 @@ std::pair<WireFragment, std::vector<std::string>> wire_fragment(
   if (!net::digests_equal(sha_of(bytes), recorded))
     throw Error(what + ": " + (plan_dir / fragment.file).string() +
                 " does not have the sha256 the plan records");
+  // A matching hash says the bytes are the ones recorded, not that they are a model:
+  // nothing a worker would refuse is uploaded.
+  const std::string path = (plan_dir / fragment.file).string();
+  Graph graph;
+  try {
+    graph = parse_xmodel(bytes, path);
+    validate_loaded(graph);
+  } catch (const Error& e) {
+    const std::string reason = e.what();
+    throw Error(what + ": " + (reason.starts_with(path) ? reason : path + ": " + reason));
+  }
   std::vector<std::string> outputs;
   for (const PlanTensor& t : fragment.outputs) outputs.push_back(t.name);
   const bool all_fixed = std::all_of(fragment.outputs.begin(), fragment.outputs.end(),
                                      [](const PlanTensor& t) { return t.fixed; });
   if (!all_fixed) {
-    Graph graph = parse_xmodel(bytes, (plan_dir / fragment.file).string());
     for (const PlanTensor& t : fragment.outputs) {
       if (t.fixed) continue;
       Op fix = make_fix_op(t.name + kWireSuffix, t.name, t.fix_point, t.round_mode);

@@ -43,7 +43,10 @@ Connection::Connection(tcp::socket socket, const ConnectionOptions& options, std
       tick_(socket_.get_executor()),
       options_(options),
       label_(std::move(label)),
-      pool_(pool ? std::move(pool) : std::make_shared<BufferPool>()) {
+      pool_(pool ? std::move(pool) : std::make_shared<BufferPool>()),
+      heartbeat_interval_(std::clamp(std::min(options.heartbeat_interval, options.peer_timeout / 4),
+                                     kMinHeartbeat,
+                                     std::max(kMinHeartbeat, options.heartbeat_interval))) {
   boost::system::error_code ignored;
   socket_.set_option(tcp::no_delay(true), ignored);
 }
@@ -75,6 +78,10 @@ void Connection::set_message_handler(MessageHandler on_message) {
     next_handler_ = std::move(on_message);
   else
     on_message_ = std::move(on_message);
+}
+
+void Connection::request_heartbeat_interval(std::chrono::milliseconds interval) {
+  heartbeat_interval_ = std::clamp(interval, kMinHeartbeat, heartbeat_interval_);
 }
 
 void Connection::set_authenticated() {
@@ -309,7 +316,7 @@ void Connection::close(const std::string& reason) {
 }
 
 void Connection::schedule_tick() {
-  const auto period = std::max(std::chrono::milliseconds(10), options_.heartbeat_interval / 2);
+  const auto period = std::max(kMinHeartbeat / 2, heartbeat_interval_ / 2);
   tick_.expires_after(period);
   auto self = shared_from_this();
   tick_.async_wait([self](const boost::system::error_code& ec) {
@@ -330,7 +337,7 @@ void Connection::on_tick() {
     return close("no message from the peer for " + std::to_string(options_.peer_timeout.count()) +
                  " ms");
   if (authenticated_ && !write_active_ && !close_after_flush_ &&
-      now - last_sent_ >= options_.heartbeat_interval)
+      now - last_sent_ >= heartbeat_interval_)
     send(Heartbeat{++heartbeat_sequence_});
   schedule_tick();
 }

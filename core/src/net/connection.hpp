@@ -24,6 +24,9 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
+// The shortest heartbeat interval a connection uses, whatever it is asked for.
+inline constexpr std::chrono::milliseconds kMinHeartbeat{10};
+
 struct ConnectionOptions {
   Limits limits;
   std::chrono::milliseconds heartbeat_interval{500};
@@ -51,6 +54,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Switches from handshake limits to full limits and starts heartbeats.
   void set_authenticated();
   bool authenticated() const { return authenticated_; }
+  // The longest this side stays silent: at most a quarter of its own peer timeout, so the
+  // peer's check of the same timeout is served (never below kMinHeartbeat).
+  std::chrono::milliseconds heartbeat_interval() const { return heartbeat_interval_; }
+  // Heartbeats at most every `interval` from now on (what the peer asked for in HELLO).
+  void request_heartbeat_interval(std::chrono::milliseconds interval);
 
   // Queues a message; a payload (if any) is copied. For control messages and tests.
   void send(const Message& message);
@@ -126,6 +134,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Clock::time_point last_sent_ = Clock::now();
   std::optional<Clock::time_point> closing_since_;
   std::uint64_t heartbeat_sequence_ = 0;
+  std::chrono::milliseconds heartbeat_interval_;
 
   std::vector<std::uint8_t> staging_;
   std::size_t staged_begin_ = 0;

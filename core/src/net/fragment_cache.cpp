@@ -4,7 +4,7 @@
 
 #include <system_error>
 
-#include "file_bytes.hpp"
+#include "dpushard/regular_file.hpp"
 
 namespace dpushard::net {
 
@@ -47,9 +47,15 @@ bool FragmentCache::has(const Digest& sha) const {
 
 std::string FragmentCache::read_verified(const Digest& sha) const {
   const auto path = path_of(sha);
-  std::optional<std::string> read = read_file_bytes(path);
-  if (!read) bad_fragment("fragment " + digest_hex(sha) + " is not in the cache");
-  std::string bytes = std::move(*read);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    bad_fragment("fragment " + digest_hex(sha) + " is not in the cache");
+  std::string bytes;
+  try {
+    bytes = read_regular_file(path, "cached fragment " + path.string());
+  } catch (const Error& e) {
+    bad_fragment(e.what());
+  }
   const Digest actual =
       sha256_of(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
   if (!digests_equal(actual, sha)) {
@@ -58,6 +64,11 @@ std::string FragmentCache::read_verified(const Digest& sha) const {
     bad_fragment("cached fragment " + digest_hex(sha) + " is damaged (removed)");
   }
   return bytes;
+}
+
+void FragmentCache::remove(const Digest& sha) const {
+  std::error_code ignored;
+  std::filesystem::remove(path_of(sha), ignored);
 }
 
 FragmentCache::Upload::Upload(const FragmentCache& cache, const Digest& sha,

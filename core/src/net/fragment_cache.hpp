@@ -30,6 +30,8 @@ class FragmentCache {
   // The fragment's bytes, checked against `sha`; a damaged file is removed. Throws
   // ProtocolError(kBadFragment) naming the hash.
   std::string read_verified(const Digest& sha) const;
+  // Drops a fragment the worker refused to load (thread-safe: one file removal).
+  void remove(const Digest& sha) const;
 
   // One upload in progress: chunks arrive in order; the last one commits.
   class Upload {

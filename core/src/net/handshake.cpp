@@ -63,7 +63,8 @@ void start_client_handshake(const std::shared_ptr<Connection>& connection, const
     state->finish("connection lost during the handshake: " + reason, "");
   };
   connection->start(std::move(on_message), std::move(on_close));
-  connection->send(Hello{kProtocolVersion, me.role, me.name, state->client_nonce});
+  connection->send(Hello{kProtocolVersion, me.role, me.name, state->client_nonce,
+                         static_cast<std::uint32_t>(connection->heartbeat_interval().count())});
 }
 
 void start_server_handshake(const std::shared_ptr<Connection>& connection, const ServerIdentity& me,
@@ -87,6 +88,9 @@ void start_server_handshake(const std::shared_ptr<Connection>& connection, const
     if (auto* hello = std::get_if<Hello>(&message)) {
       if (state->hello) unexpected(message, "twice");
       state->hello = std::move(*hello);
+      // The client's timeout may be shorter than ours: heartbeat often enough for it.
+      if (state->hello->heartbeat_ms > 0)
+        conn->request_heartbeat_interval(std::chrono::milliseconds(state->hello->heartbeat_ms));
       conn->send(Challenge{kProtocolVersion, state->me.name, state->server_nonce});
     } else if (const auto* auth = std::get_if<Auth>(&message)) {
       if (!state->hello) unexpected(message, "before HELLO");

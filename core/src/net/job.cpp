@@ -7,6 +7,7 @@
 #include <chrono>
 #include <set>
 
+#include "dpushard/model_check.hpp"
 #include "dpushard/xmodel.hpp"
 #include "handshake.hpp"
 
@@ -33,8 +34,19 @@ void Job::start(std::function<void(ErrorCode, const std::string&)> done) {
     try {
       for (const FragmentAssignment& fragment : self->load_.fragments) {
         const std::string bytes = self->ctx_.cache.read_verified(fragment.sha);
-        const Graph graph = parse_xmodel(
-            bytes, "fragment '" + fragment.name + "' (" + digest_hex(fragment.sha) + ")");
+        const std::string origin =
+            "fragment '" + fragment.name + "' (" + digest_hex(fragment.sha) + ")";
+        Graph graph;
+        try {
+          graph = parse_xmodel(bytes, origin);
+          validate_loaded(graph);
+        } catch (const Error& e) {
+          // Bytes that are no model are refused for good: never kept under their hash.
+          self->ctx_.cache.remove(fragment.sha);
+          const std::string reason = e.what();
+          throw ProtocolError(ErrorCode::kBadFragment,
+                              reason.starts_with(origin) ? reason : origin + ": " + reason);
+        }
         BackendOptions options = self->ctx_.options.backend_options;
         options.threads = per_fragment;
         auto backend = make_backend(self->ctx_.options.backend, options);
@@ -224,7 +236,7 @@ void Job::route(const FragmentRunner& runner, std::uint64_t frame, std::vector<Q
       if (target.slot == kOrchestratorSlot) {
         connection = orchestrator_;
       } else if (target.node == load_.node) {
-        on_tensor(TensorMsg{load_.job, frame, target.slot, d.index, QTensor(*shared)});
+        on_tensor(TensorMsg{load_.job, frame, target.slot, d.index, pooled_copy(*shared)});
         continue;
       } else {
         connection = peers_.at(target.node);
@@ -232,6 +244,17 @@ void Job::route(const FragmentRunner& runner, std::uint64_t frame, std::vector<Q
       tensor_bytes_sent_ += connection->send_tensor(load_.job, frame, target.slot, d.index, shared);
     }
   }
+}
+
+QTensor Job::pooled_copy(const QTensor& tensor) {
+  QTensor copy;
+  copy.name = tensor.name;
+  copy.shape = tensor.shape;
+  copy.fix_point = tensor.fix_point;
+  copy.computed = tensor.computed;
+  copy.data = ctx_.buffers->take(tensor.data.size());
+  std::copy(tensor.data.begin(), tensor.data.end(), copy.data.begin());
+  return copy;
 }
 
 void Job::report(std::uint64_t frame, ErrorCode code, const std::string& node,

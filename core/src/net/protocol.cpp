@@ -38,6 +38,7 @@ void put(wire::Writer& w, const Hello& m) {
   w.u8(static_cast<std::uint8_t>(m.role));
   w.str(m.name);
   w.digest(m.nonce);
+  w.u32(m.heartbeat_ms);
 }
 void put(wire::Writer& w, const Challenge& m) {
   w.u16(m.version);
@@ -176,6 +177,7 @@ Hello get_hello(wire::Reader& r) {
   m.role = static_cast<PeerRole>(role);
   m.name = r.str("hello.name");
   m.nonce = r.digest("hello.nonce");
+  m.heartbeat_ms = r.u32("hello.heartbeat_ms");
   return m;
 }
 Challenge get_challenge(wire::Reader& r) {

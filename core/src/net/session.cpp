@@ -136,6 +136,8 @@ void Session::on_unload(std::uint64_t id) {
   it->second->close();
   ctx_.jobs.erase(it);
   jobs_.erase(id);
+  // An idle worker holds no tensor buffers: the next job may want other sizes.
+  if (ctx_.jobs.empty()) ctx_.buffers->release();
 }
 
 void Session::on_tensor(TensorMsg&& message) {

@@ -100,9 +100,9 @@ class Worker::Impl {
   const std::string& address() const { return address_; }
 
   WorkerCounters counters() const {
-    return WorkerCounters{counters_.sessions_accepted.load(), counters_.sessions_dropped.load(),
+    return WorkerCounters{counters_.sessions_accepted.load(),     counters_.sessions_dropped.load(),
                           counters_.upload_bytes_received.load(), counters_.fragments_stored.load(),
-                          counters_.frames_computed.load()};
+                          counters_.frames_computed.load(),       buffers_->cached_bytes()};
   }
 
  private:

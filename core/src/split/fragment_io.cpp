@@ -2,27 +2,31 @@
 
 #include <openssl/evp.h>
 
-#include <fstream>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <memory>
 
 #include "dpushard/backend.hpp"
+#include "dpushard/regular_file.hpp"
 #include "dpushard/xmodel.hpp"
 
 namespace dpushard {
 
 std::string sha256_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot open");
+  const RegularFile file(path);
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
     throw Error("sha256: cannot initialise OpenSSL");
   std::vector<char> buf(1 << 20);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    const auto got = in.gcount();
-    if (got > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(got));
+  for (;;) {
+    const ssize_t got = ::read(file.fd(), buf.data(), buf.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw Error(path.string() + ": read error: " + std::strerror(errno));
+    if (got == 0) break;
+    EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(got));
   }
-  if (in.bad()) throw Error(path.string() + ": read error");
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_DigestFinal_ex(ctx.get(), md, &len);
@@ -41,9 +45,15 @@ Graph load_fragment(const Plan& plan, const PlanFragment& f, const std::filesyst
   (void)plan;
   const std::string where = "plan fragment '" + f.name + "'";
   const auto path = dir / f.file;
-  if (!std::filesystem::is_regular_file(path))
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
     throw Error(where + ": file " + path.string() + " is missing");
-  const std::string hash = sha256_file(path);
+  std::string hash;
+  try {
+    hash = sha256_file(path);  // refuses a folder or a FIFO, naming the path
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what());
+  }
   if (hash != f.sha256)
     throw Error(where + ": " + path.string() + " has sha256 " + hash + ", the plan records " +
                 (f.sha256.empty() ? std::string("none") : f.sha256));
@@ -74,4 +84,9 @@ Graph load_fragment(const Plan& plan, const PlanFragment& f, const std::filesyst
 }
 
 }  // namespace split
+
+void check_plan_files(const Plan& plan, const std::filesystem::path& dir) {
+  for (const auto& f : plan.fragments) (void)split::load_fragment(plan, f, dir);
+}
+
 }  // namespace dpushard

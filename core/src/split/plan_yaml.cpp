@@ -7,6 +7,7 @@
 
 #include "atomic_file.hpp"
 #include "dpushard/plan.hpp"
+#include "dpushard/regular_file.hpp"
 
 namespace dpushard {
 namespace {
@@ -113,8 +114,14 @@ class Reader {
     PlanTensor t;
     t.name = get<std::string>(node, "name", field);
     t.shape = get<std::vector<std::int64_t>>(node, "shape", field);
-    for (auto d : t.shape)
+    // Bounded, so element and byte counts cannot overflow (2^40 values is far past any DPU).
+    constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
+    std::int64_t elements = 1;
+    for (auto d : t.shape) {
       if (d <= 0) fail(field + ".shape", "dimensions must be positive");
+      if (d > kMaxElements / elements) fail(field + ".shape", "more than 2^40 values");
+      elements *= d;
+    }
     t.fix_point = get<int>(node, "fix_point", field);
     t.fixed = get_or<bool>(node, "fixed", field, true);
     if (node["round_mode"]) {
@@ -366,6 +373,13 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
                                 r.get<std::string>(adjustments[i], "to", f),
                                 r.get<std::string>(adjustments[i], "reason", f)});
   }
+  // The plan in itself first: a duplicate fragment name is reported as such, not as
+  // the slot that then seems not to match.
+  try {
+    check_plan(plan);
+  } catch (const Error& e) {
+    throw Error("plan " + origin + ": " + e.what());
+  }
   // Slots are derived; when present they must agree with the fragments' nodes.
   const YAML::Node slots = r.seq(root, "slots", "(top)", false);
   for (std::size_t i = 0; i < slots.size(); ++i) {
@@ -380,22 +394,13 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
       if (!ok) r.fail(f, "fragment '" + name + "' does not list node " + std::to_string(node));
     }
   }
-  try {
-    check_plan(plan);
-  } catch (const Error& e) {
-    throw Error("plan " + origin + ": " + e.what());
-  }
   return plan;
 }
 
 Plan read_plan(const std::filesystem::path& dir_or_file) {
   const auto file =
       std::filesystem::is_directory(dir_or_file) ? dir_or_file / "plan.yaml" : dir_or_file;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error("plan " + file.string() + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return plan_from_yaml(text.str(), file.string());
+  return plan_from_yaml(read_regular_file(file, "plan " + file.string()), file.string());
 }
 
 }  // namespace dpushard

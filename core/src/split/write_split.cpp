@@ -1,33 +1,60 @@
-// Writing a plan folder: fragments first, plan.yaml last, stale fragments removed.
+// Writing a plan folder: fragments first, plan.yaml last. Only what an earlier plan of
+// ours wrote there is replaced or removed; a folder holding anything else is refused.
 #include <set>
 
 #include "dpushard/split.hpp"
 #include "dpushard/xmodel.hpp"
 
 namespace dpushard {
+namespace {
 
-Plan write_split(SplitResult& result, const std::filesystem::path& dir) {
+namespace fs = std::filesystem;
+
+// The fragment files of the plan already in `dir`, which the new plan replaces. A new or
+// empty folder has none; a non-empty folder without a readable plan.yaml is not ours to
+// write into (its files may be someone's work).
+std::set<fs::path> earlier_fragments(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return {};
+  if (!fs::is_directory(dir, ec)) throw Error(dir.string() + ": exists and is not a folder");
+  if (fs::is_empty(dir, ec)) return {};
+  const std::string refuse = dir.string() +
+                             ": the folder is not empty and holds no plan of dpushard's "
+                             "(split writes into a new or empty folder, or over an earlier plan)";
+  if (!fs::exists(dir / "plan.yaml", ec)) throw Error(refuse);
+  Plan earlier;
+  try {
+    earlier = read_plan(dir);
+  } catch (const Error& e) {
+    throw Error(refuse + ": " + e.what());
+  }
+  std::set<fs::path> files;
+  for (const PlanFragment& f : earlier.fragments) files.insert(dir / f.file);
+  return files;
+}
+
+}  // namespace
+
+Plan write_split(SplitResult& result, const fs::path& dir) {
   Plan& plan = result.plan;
   if (result.fragments.size() != plan.fragments.size())
     throw Error("split: internal: fragment graphs and plan entries differ in number");
+  const std::set<fs::path> earlier = earlier_fragments(dir);
   std::error_code ec;
-  std::filesystem::create_directories(dir / "fragments", ec);
+  fs::create_directories(dir / "fragments", ec);
   if (ec) throw Error(dir.string() + ": cannot create folder: " + ec.message());
-  std::set<std::string> written;
+  std::set<fs::path> written;
   for (std::size_t i = 0; i < plan.fragments.size(); ++i) {
     auto& f = plan.fragments[i];
     const auto path = dir / f.file;
     write_xmodel(result.fragments[i], path);
     f.sha256 = sha256_file(path);
-    written.insert(path.filename().string());
+    written.insert(path);
   }
   write_plan(plan, dir);
-  // Fragments of an earlier plan in the same folder would only confuse: remove them.
-  for (const auto& entry : std::filesystem::directory_iterator(dir / "fragments", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.ends_with("_int.xmodel") && !written.count(name))
-      std::filesystem::remove(entry.path(), ec);
-  }
+  // The earlier plan's fragments that the new one does not reuse would only confuse.
+  for (const fs::path& old : earlier)
+    if (!written.count(old)) fs::remove(old, ec);
   return plan;
 }
 

@@ -3,12 +3,10 @@
 // of weights is never held twice, and a file that ends early is reported at the field
 // that runs past the end.
 
-#include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/logging.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -16,6 +14,7 @@
 #include <utility>
 
 #include "attr_codec.hpp"
+#include "dpushard/regular_file.hpp"
 #include "dpushard/xmodel.hpp"
 #include "graph_codec.hpp"
 #include "structure.hpp"
@@ -121,8 +120,10 @@ class GraphReader {
       skip_scalar(field, wire, start);
       return;
     }
-    std::uint32_t length = 0;
-    if (!in_.ReadVarint32(&length)) broken(at(field, start) + " has no valid length");
+    // Read as 64 bits: ReadVarint32 would keep the low 32 bits of a longer length and read
+    // a different, valid-looking field. Any length is then checked against what remains.
+    std::uint64_t length = 0;
+    if (!in_.ReadVarint64(&length)) broken(at(field, start) + " has no valid length");
     const std::uint64_t remaining = size_ - position();
     if (length > remaining)
       broken(at(field, start) + " declares " + std::to_string(length) + " bytes but only " +
@@ -168,7 +169,7 @@ class GraphReader {
     if (!ok) broken(at(field, start) + " has wire type " + std::to_string(wire));
   }
 
-  void add_op(std::uint32_t length, std::uint64_t start) {
+  void add_op(std::uint64_t length, std::uint64_t start) {
     const std::string where =
         "op_node #" + std::to_string(graph_.size()) + " at byte " + std::to_string(start);
     xmodel::pb::OPNode node;
@@ -218,40 +219,15 @@ class GraphReader {
   std::string rest_;  // graph_attr entries, parsed as one Graph message at the end
 };
 
-// Closes a file descriptor on every path out.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 }  // namespace
 
 Graph read_xmodel(const std::filesystem::path& path) {
-  namespace fs = std::filesystem;
   const std::string origin = path.string();
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status)) throw Error(origin + ": no such file");
-  if (fs::is_directory(status)) throw Error(origin + ": is a directory, not an xmodel file");
-  if (!fs::is_regular_file(status)) throw Error(origin + ": not a regular file");
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (ec) throw Error(origin + ": cannot read: " + ec.message());
-  check_size(size, origin);
-
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) throw Error(origin + ": cannot open: " + std::strerror(errno));
-  pbio::FileInputStream stream(fd.get(), 1 << 20);
+  const RegularFile file(path);
+  check_size(file.size(), origin);
+  pbio::FileInputStream stream(file.fd(), 1 << 20);
   try {
-    return GraphReader(stream, size, origin).read();
+    return GraphReader(stream, file.size(), origin).read();
   } catch (const Error&) {
     // A failing disk looks like a short file to the parser; say what really happened.
     if (stream.GetErrno() != 0)

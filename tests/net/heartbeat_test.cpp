@@ -1,0 +1,79 @@
+// Heartbeats serve the peer's timeout, however short: a client whose peer timeout is 600 ms
+// once lost healthy workers, which heartbeat every 500 ms checked every 250 ms.
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "net/handshake.hpp"
+#include "test_client.hpp"
+
+namespace dpushard::net::testing {
+namespace {
+
+TEST(Heartbeat, IntervalIsAQuarterOfThePeerTimeoutAtMostAndNeverBelowTheMinimum) {
+  asio::io_context io;
+  const auto interval = [&](int heartbeat_ms, int timeout_ms) {
+    ConnectionOptions options;
+    options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
+    options.peer_timeout = std::chrono::milliseconds(timeout_ms);
+    return Connection::create(tcp::socket(io), options, "test", nullptr)
+        ->heartbeat_interval()
+        .count();
+  };
+  EXPECT_EQ(interval(500, 5000), 500);
+  EXPECT_EQ(interval(500, 600), 150);
+  EXPECT_EQ(interval(500, 20), 10);
+}
+
+// A healthy worker with its default 500 ms heartbeat, answering now and then, and a client
+// that gives up after 600 ms of silence: the client asks for heartbeats in HELLO and stays
+// connected.
+TEST(Heartbeat, AShortPeerTimeoutDoesNotDropAHealthyIdleWorker) {
+  const auto cache = fresh_dir("heartbeat");
+  {
+    WorkerThread worker(test_worker_options(cache));
+    asio::io_context io;
+    ConnectionOptions options;
+    options.peer_timeout = std::chrono::milliseconds(600);
+    std::string handshake_error = "not finished", closed;
+    std::shared_ptr<Connection> connection;
+    async_connect_to(
+        io, "127.0.0.1:" + std::to_string(worker.port()), 5000ms,
+        [&](const std::string& error, tcp::socket socket) {
+          ASSERT_EQ(error, "");
+          connection = Connection::create(std::move(socket), options, "worker", nullptr);
+          start_client_handshake(
+              connection, ClientIdentity{"client", PeerRole::kOrchestrator, "secret"},
+              [&](const std::string& failure, const std::string&) {
+                handshake_error = failure;
+                if (!failure.empty()) return;
+                connection->set_message_handler([](Message&&) {});
+                connection->set_close_handler([&](const std::string& reason) { closed = reason; });
+              });
+        });
+    // Every 830 ms the worker answers a HAVE_QUERY at another phase of its 250 ms check:
+    // its next heartbeat then came up to 750 ms after the answer, past a 600 ms timeout.
+    asio::steady_timer query(io);
+    std::function<void()> ask = [&] {
+      query.expires_after(830ms);
+      query.async_wait([&](const boost::system::error_code& ec) {
+        if (ec || !connection || !connection->is_open() || !handshake_error.empty()) return;
+        connection->send(HaveQuery{{Digest{}}});
+        ask();
+      });
+    };
+    ask();
+    io.run_for(7s);
+    EXPECT_EQ(handshake_error, "");
+    EXPECT_EQ(closed, "");
+    ASSERT_TRUE(connection);
+    EXPECT_TRUE(connection->is_open());
+    connection->close("test over");
+    io.run_for(100ms);
+  }
+  std::filesystem::remove_all(cache);
+}
+
+}  // namespace
+}  // namespace dpushard::net::testing
