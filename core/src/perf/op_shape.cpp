@@ -92,6 +92,14 @@ double flops_per_element(std::string_view type) {
   return 3;
 }
 
+CpuClass float_class(std::string_view type) {
+  type = base_type(type);
+  if (type == "softmax" || type == "gelu" || type == "sigmoid" || type == "tanh")
+    return CpuClass::Transcendental;
+  if (type == "layernorm") return CpuClass::Normalization;
+  return CpuClass::Elementwise;
+}
+
 // Output laid out on the engine: channels last, pixels along the next axis, rows the rest.
 void map_output(OpShape& s, const Shape& out) {
   const std::size_t r = out.size();
@@ -141,10 +149,12 @@ OpShape conv_shape(const Graph& g, const Op& op, bool depthwise_type) {
   const bool channelwise = s.group > 1 && s.group == ic && out[3] == ic;
   if (depthwise_type || channelwise) {
     s.kind = OpKind::Depthwise;
+    s.cpu_class = CpuClass::Depthwise;
     s.in_channels = 1;
     s.macs = s.rows * s.width * s.channels * s.kh * s.kw;
   } else {
     s.kind = OpKind::Conv;
+    s.cpu_class = CpuClass::Gemm;
     if (ic % s.group != 0) fail(op, "input channels not divisible by group");
     s.in_channels = ic / s.group;
     s.macs = s.rows * s.width * s.channels * s.kh * s.kw * s.in_channels;
@@ -164,6 +174,7 @@ OpShape matmul_shape(const Graph& g, const Op& op) {
   if (a.size() < 2) fail(op, "input a must have rank >= 2");
   const bool ta = bool_attr(op.attrs, "transpose_a", false);
   s.in_channels = ta ? a[a.size() - 2] : a.back();
+  s.cpu_class = CpuClass::Gemm;
   map_output(s, op.output.shape);
   s.macs = s.rows * s.width * s.channels * s.in_channels;
   s.cpu_flops = 2.0 * static_cast<double>(s.macs);
@@ -181,6 +192,7 @@ OpShape inner_product_shape(const Graph& g, const Op& op) {
   s.kind = OpKind::Conv;
   const Shape& w = producer(g, op, "weights", 0).output.shape;
   if (w.size() != 2) fail(op, "weights must be [N, K]");
+  s.cpu_class = CpuClass::Gemm;
   s.in_channels = w[1];
   map_output(s, op.output.shape);
   s.macs = s.rows * s.width * s.channels * s.in_channels;
@@ -226,6 +238,7 @@ OpShape float_shape(const Op& op, std::string reason) {
   s.kind = OpKind::FloatOp;
   map_output(s, op.output.shape);
   s.cpu_flops = flops_per_element(op.type) * static_cast<double>(op.output.element_count());
+  s.cpu_class = float_class(op.type);
   s.cpu_reason = std::move(reason);
   return s;
 }
@@ -283,6 +296,22 @@ OpShape classify(const Graph& g, const Op& op, const Target& target) {
 }
 
 }  // namespace
+
+double cpu_gflops(const Target& t, CpuClass c) {
+  switch (c) {
+    case CpuClass::Gemm:
+      return t.cpu_gemm_gflops;
+    case CpuClass::Depthwise:
+      return t.cpu_depthwise_gflops;
+    case CpuClass::Transcendental:
+      return t.cpu_transcendental_gflops;
+    case CpuClass::Normalization:
+      return t.cpu_normalization_gflops;
+    case CpuClass::Elementwise:
+      break;
+  }
+  return t.cpu_elementwise_gflops;
+}
 
 bool is_weight(const Graph& graph, const std::string& name) {
   const Op* o = graph.find(name);
