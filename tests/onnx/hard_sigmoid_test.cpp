@@ -11,13 +11,14 @@
 
 #include "dpushard/onnx_import.hpp"
 #include "dpushard/quantize.hpp"
+#include "dpushard/shape.hpp"
 #include "harness.hpp"
 
 namespace dpushard::onnxtest {
 namespace {
 
-// x -> SiLU (Sigmoid, Mul(x, sigmoid)) -> s -> Sigmoid -> y, and y * s: a squeeze-excite-like
-// gate whose sigmoid is not a SiLU.
+// silu = x * sigmoid(x); out = sigmoid(silu) * x: a gate whose sigmoid is not a SiLU (its
+// mul takes another tensor), as in a squeeze-excite block.
 std::string silu_model() {
   onnx::ModelProto m;
   m.set_ir_version(7);
@@ -42,7 +43,7 @@ std::string silu_model() {
   node("Sigmoid", "sig1", {"x"});
   node("Mul", "silu", {"x", "sig1"});
   node("Sigmoid", "gate", {"silu"});
-  node("Mul", "out", {"gate", "silu"});
+  node("Mul", "out", {"gate", "x"});
   g->add_output()->set_name("out");
   return m.SerializeAsString();
 }

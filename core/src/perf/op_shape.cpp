@@ -78,6 +78,19 @@ bool fuses_nonlinear(std::string_view type) {
          type == "transposed-conv2d";
 }
 
+// The producer the DPU fuses `op` (a nonlinear) into, if any: directly, or through the
+// quantizer's fix between them when `op` is that fix's only consumer (a conv's
+// hard-swish as the importer writes it: conv -> fix -> hard-swish -> fix).
+bool fused_into_producer(const Graph& g, const Op& op) {
+  const auto& in = op.producers("input");
+  const Op* p = in.empty() ? nullptr : g.find(in.front());
+  if (p != nullptr && p->type == "fix" && g.consumers(p->name).size() == 1) {
+    const auto& fix_in = p->producers("input");
+    p = fix_in.empty() ? nullptr : g.find(fix_in.front());
+  }
+  return p != nullptr && fuses_nonlinear(p->type);
+}
+
 // Float operations per output element of the CPU-only ops (dequantize and requantize
 // included); rough counts for plain reference kernels, see docs/perf.md.
 double flops_per_element(std::string_view type) {
@@ -284,9 +297,8 @@ OpShape classify(const Graph& g, const Op& op, const Target& target) {
                                    std::to_string(target.leaky_alpha).substr(0, 6) + ")");
       }
     }
-    const auto& in = op.producers("input");
-    const Op* p = in.empty() ? nullptr : g.find(in.front());
-    if (p != nullptr && fuses_nonlinear(p->type)) return {};  // part of its producer
+    if (fused_into_producer(g, op)) return {};
+
     return eltwise_shape(op, 1);
   }
   // Compiled ops the compiler kept on the DPU but this model does not know: misc engine.
