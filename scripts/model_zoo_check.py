@@ -30,6 +30,9 @@ MODELS = {
     "vgg16": 224, "vgg19": 224, "mobilenet_v2": 224, "mobilenet_v3_small": 224,
     "efficientnet_b0": 224, "googlenet": 224, "squeezenet1_1": 224, "inception_v3": 299,
 }
+# Imported a second time with --hard-sigmoid (sigmoid -> hard-sigmoid, SiLU -> hard-swish),
+# the rewrite vai_q_tensorflow2 applied to the Model Zoo's tf2 models of these two.
+HARD = ["efficientnet_b0", "mobilenet_v3_small"]
 
 # Published end-to-end fps (Vitis AI 2.5 Model Zoo README, "Performance on ZCU102
 # (0432055-05)", 3 x B4096 @ 281 MHz, and "Performance on ZCU104", 2 x B4096 @ 300 MHz):
@@ -53,10 +56,10 @@ PUBLISHED = [
     ("tf_vgg19_imagenet_224_224_39.28G", "vgg19", "zcu104", 18.54, 32.69),
     ("tf_mobilenetv2_1.0_imagenet_224_224_602M", "mobilenet_v2", "zcu102", 268.07, 707.03),
     ("tf_mobilenetv2_1.0_imagenet_224_224_602M", "mobilenet_v2", "zcu104", 284.18, 609.18),
-    ("tf2_mobilenetv3_imagenet_224_224_132M", "mobilenet_v3_small", "zcu102", 336.62, 965.76),
-    ("tf2_mobilenetv3_imagenet_224_224_132M", "mobilenet_v3_small", "zcu104", 363.63, 819.63),
-    ("tf2_efficientnet-b0_imagenet_224_224_0.36G", "efficientnet_b0", "zcu102", 78.02, 152.61),
-    ("tf2_efficientnet-b0_imagenet_224_224_0.36G", "efficientnet_b0", "zcu104", 83.77, 146.26),
+    ("tf2_mobilenetv3_imagenet_224_224_132M", "mobilenet_v3_small+hard", "zcu102", 336.62, 965.76),
+    ("tf2_mobilenetv3_imagenet_224_224_132M", "mobilenet_v3_small+hard", "zcu104", 363.63, 819.63),
+    ("tf2_efficientnet-b0_imagenet_224_224_0.36G", "efficientnet_b0+hard", "zcu102", 78.02, 152.61),
+    ("tf2_efficientnet-b0_imagenet_224_224_0.36G", "efficientnet_b0+hard", "zcu104", 83.77, 146.26),
     ("tf_inceptionv1_imagenet_224_224_3G", "googlenet", "zcu102", 191.26, 470.88),
     ("tf_inceptionv1_imagenet_224_224_3G", "googlenet", "zcu104", 202.49, 412.79),
     ("pt_squeezenet_imagenet_224_224_351.7M", "squeezenet1_1", "zcu102", 575.41, 1499.60),
@@ -73,10 +76,12 @@ def run(cmd):
     return r.stdout
 
 
-def prepare(name, size, work, dpushard, import_args):
+def prepare(name, size, work, dpushard, import_args, hard=False):
     folder = os.path.join(work, name)
     onnx = os.path.join(folder, "model.onnx")
-    xmodel = os.path.join(folder, name + "_int.xmodel")
+    xmodel = os.path.join(folder, "hard_int.xmodel" if hard else name + "_int.xmodel")
+    if hard:
+        import_args = import_args + ["--hard-sigmoid"]
     if not os.path.exists(onnx):
         run(["/usr/bin/python3", os.path.join(ROOT, "tests", "onnx", "make_models.py"),
              "torchvision", name, folder, "--size", str(size)])
@@ -106,6 +111,10 @@ def main():
     for n in names:
         xmodel = prepare(n, MODELS[n], args.work, args.dpushard, args.import_args.split())
         preds[n] = {t: predict(args.dpushard, xmodel, t) for t in ("kv260", "zcu102", "zcu104")}
+        if n in HARD:
+            hard = prepare(n, MODELS[n], args.work, args.dpushard, args.import_args.split(), True)
+            preds[n + "+hard"] = {t: predict(args.dpushard, hard, t)
+                                  for t in ("kv260", "zcu102", "zcu104")}
         print("predicted %s" % n, file=sys.stderr)
 
     print("| model | board | predicted fps (1 thread / several) | published fps (1 thread / "
@@ -128,7 +137,7 @@ def main():
     print("\n| torchvision model | KV260 fps, several threads | one thread | DPU ms | CPU ms | "
           "DPU subgraphs | CPU subgraphs | GMACs |")
     print("|---|---|---|---|---|---|---|---|")
-    for n in names:
+    for n in [k for k in preds]:
         pr = preds[n]["kv260"]
         print("| %s | %.1f | %.1f | %.2f | %.2f | %d | %d | %.2f |" %
               (n, pr["fps"], pr["fps_one_thread"], pr["dpu_ms"], pr["cpu_ms"],
