@@ -137,8 +137,8 @@ Target parse_target(std::string_view yaml_text, const std::string& origin) {
   Target t;
   t.name = r.string("name");
   t.arch = r.string("dpu.arch");
-  t.dpu_cores = r.integer("dpu.cores", 1, 64);
   t.clock_mhz = r.number("dpu.clock_mhz", 1, 10'000);
+  t.dpu_cores = r.integer("dpu.cores", 1, 64);
   t.pixel_parallelism = r.integer("dpu.pixel_parallelism", 1, 1024);
   t.input_channel_parallelism = r.integer("dpu.input_channel_parallelism", 1, 1024);
   t.output_channel_parallelism = r.integer("dpu.output_channel_parallelism", 1, 1024);
