@@ -22,6 +22,7 @@ struct ImportOptions {
   std::uint64_t seed = 1;
   std::string output;
   bool json = false;
+  bool hard_sigmoid = false;
 };
 
 constexpr int kDefaultRandomSamples = 8;
@@ -41,6 +42,8 @@ int run_import(const ImportOptions& o) {
   if (!o.calib_dir.empty() && o.calib_random > 0)
     throw Error("import: give --calib or --calib-random, not both");
   OnnxImport imported = import_onnx(o.model);
+  HardSigmoidRewrite rewrite;
+  if (o.hard_sigmoid) rewrite = convert_sigmoid_to_hard(imported.graph);
   CalibrationSet calibration;
   std::string source;
   if (!o.calib_dir.empty()) {
@@ -81,6 +84,9 @@ int run_import(const ImportOptions& o) {
                 {"mapped_ops", imported.mapped_ops},
                 {"ir_ops", quantized.size()},
                 {"fix_ops", report.fix_ops},
+                {"hard_sigmoid",
+                 {{"sigmoid_to_hard_sigmoid", rewrite.sigmoid_to_hard_sigmoid},
+                  {"silu_to_hard_swish", rewrite.silu_to_hard_swish}}},
                 {"parameters", report.parameters},
                 {"calibration",
                  {{"source", source}, {"samples", report.calibration_samples}, {"seed", o.seed}}},
@@ -99,6 +105,10 @@ int run_import(const ImportOptions& o) {
   for (const auto& [type, n] : imported.mapped_ops) std::cerr << " " << type << "x" << n;
   std::cerr << "\n  " << quantized.size() << " IR ops, " << report.fix_ops << " fix ops, "
             << human_count(report.parameters) << " parameters\n";
+  if (o.hard_sigmoid)
+    std::cerr << "  --hard-sigmoid: " << rewrite.sigmoid_to_hard_sigmoid
+              << " sigmoid -> hard-sigmoid, " << rewrite.silu_to_hard_swish
+              << " SiLU -> hard-swish\n";
   std::cerr << "  calibration: " << report.calibration_samples << " " << source << " samples\n";
   std::cerr << "  fix points: activations " << range_text(report.activation_fix_points)
             << ", weights " << range_text(report.weight_fix_points) << ", "
@@ -134,6 +144,10 @@ Command add_import_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("-o,--output", o.output, "The xmodel to write")->required();
   sub->add_flag("--json", o.json, "Print the summary as one JSON object on stdout");
+  sub->add_flag("--hard-sigmoid", o.hard_sigmoid,
+                "Replace sigmoid by hard-sigmoid and SiLU/swish by hard-swish so they run on the "
+                "DPU, as Vitis AI's quantizers do (vai_q_pytorch convert_sigmoid_to_hsigmoid, "
+                "convert_silu_to_hswish; vai_q_tensorflow2 by default)");
   return {sub, [options] { return run_import(*options); }};
 }
 

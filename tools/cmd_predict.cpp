@@ -26,6 +26,7 @@ struct PredictArgs {
   bool json = false;
   double calibrate_fps = 0;
   double boundary_slowdown = 0;
+  std::string io = "local";
   int top = 0;
 };
 
@@ -77,13 +78,19 @@ nlohmann::json prediction_json(const PredictArgs& a, const Graph& graph, const T
                       {"target", target.name},
                       {"arch", target.arch},
                       {"compiled", is_compiled(graph)},
+                      {"io", a.io},
+                      {"dpu_cores", p.dpu_cores},
                       {"fps", p.fps},
                       {"frame_ms", p.frame_ms},
                       {"latency_ms", p.latency_ms},
                       {"fps_one_thread", p.latency_ms > 0 ? 1000.0 / p.latency_ms : 0.0},
+                      {"worker_ms", p.worker_ms},
                       {"dpu_ms", p.dpu_ms},
                       {"cpu_ms", p.cpu_ms},
                       {"host_ms", p.host_ms},
+                      {"net_ms", p.net_ms},
+                      {"input_bytes", p.input_bytes},
+                      {"output_bytes", p.output_bytes},
                       {"dpu_share", p.dpu_share},
                       {"dpu_subgraphs", p.dpu_subgraphs},
                       {"cpu_subgraphs", p.cpu_subgraphs},
@@ -102,10 +109,15 @@ void print_human(const PredictArgs& a, const Graph& graph, const Target& target,
   std::FILE* out = stderr;
   std::fprintf(out, "%s on %s (%s)%s\n", a.file.c_str(), target.name.c_str(), target.arch.c_str(),
                is_compiled(graph) ? ", compiled" : "");
-  std::fprintf(out, "  frame %.3f ms = DPU %.3f ms + CPU %.3f ms  ->  %.2f fps (several threads)\n",
-               p.frame_ms, p.dpu_ms, p.cpu_ms, p.fps);
-  std::fprintf(out, "  one thread: %.3f ms with %.3f ms host overhead  ->  %.2f fps\n",
-               p.latency_ms, p.host_ms, p.latency_ms > 0 ? 1000.0 / p.latency_ms : 0.0);
+  std::fprintf(out,
+               "  one frame: %.3f ms = DPU %.3f ms + CPU %.3f ms + host %.3f ms + TCP %.3f ms  "
+               "->  %.2f fps (one thread)\n",
+               p.latency_ms, p.dpu_ms, p.cpu_ms, p.host_ms, p.net_ms,
+               p.latency_ms > 0 ? 1000.0 / p.latency_ms : 0.0);
+  std::fprintf(out, "  several threads: %.3f ms per frame on %d DPU core%s  ->  %.2f fps\n",
+               p.frame_ms, p.dpu_cores, p.dpu_cores == 1 ? "" : "s", p.fps);
+  std::fprintf(out, "  as a dpushard worker (one frame at a time): %.3f ms per frame (%s io)\n",
+               p.worker_ms, a.io.c_str());
   std::fprintf(out, "  DPU share %.1f %%, %d DPU / %d CPU subgraphs, %s MACs, %s DDR bytes\n",
                100.0 * p.dpu_share, p.dpu_subgraphs, p.cpu_subgraphs, human_count(p.macs).c_str(),
                human_count(p.ddr_bytes).c_str());
@@ -150,6 +162,7 @@ int run_predict(const PredictArgs& a) {
   }
   PredictOptions options;
   if (a.boundary_slowdown > 0) options.boundary_slowdown = a.boundary_slowdown;
+  options.io = a.io == "network" ? HostIo::Network : HostIo::Local;
   const Prediction p = predict(graph, target, options);
   if (a.json)
     print_json(prediction_json(a, graph, target, p));
@@ -165,7 +178,8 @@ Command add_predict_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "predict", "Modeled time per frame of a model or fragment on a DPU target");
   sub->add_option("file", args->file, "An _int, fragment or compiled xmodel")->required();
-  sub->add_option("--target", args->target, "A built-in target (kv260) or a target YAML file")
+  sub->add_option("--target", args->target,
+                  "A built-in target (kv260, zcu102, zcu104) or a target YAML file")
       ->capture_default_str();
   sub->add_option("--target-file", args->target_file, "A target YAML file (see targets/)");
   sub->add_flag("--json", args->json, "Print one JSON object on stdout");
@@ -174,6 +188,11 @@ Command add_predict_command(CLI::App& app) {
   sub->add_option("--boundary-slowdown", args->boundary_slowdown,
                   "Override the target's CPU slowdown of trailing convs of fix-less outputs")
       ->check(CLI::Range(1.0, 1e6));
+  sub->add_option("--io", args->io,
+                  "local: float in and out in the process (Model Zoo runs); network: int8 "
+                  "tensors over TCP, as a dpushard worker (and the planner) runs a fragment")
+      ->check(CLI::IsMember({"local", "network"}))
+      ->capture_default_str();
   sub->add_option("--calibrate-fps", args->calibrate_fps,
                   "Instead of predicting, print the dpu.compute_efficiency that makes this model "
                   "run at FPS (the calibration procedure, docs/perf.md)")

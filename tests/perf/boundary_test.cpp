@@ -64,7 +64,7 @@ TEST(Boundary, UnfixedOutputMovesTheTrailingConvToTheCpu) {
   EXPECT_NE(conv2.cpu_reason.find("fix"), std::string::npos) << conv2.cpu_reason;
   EXPECT_NEAR(conv2.ms, t.boundary_slowdown * timing(fixed, "conv2").ms, 1e-12);
   EXPECT_EQ(naive.cpu_subgraphs, 1);
-  EXPECT_GT(naive.frame_ms, 10 * fixed.frame_ms);
+  EXPECT_GT(naive.dpu_ms + naive.cpu_ms, 10 * (fixed.dpu_ms + fixed.cpu_ms));
   EXPECT_LT(naive.dpu_share, 0.1);
 }
 
@@ -92,7 +92,8 @@ TEST(Boundary, UnfixedOutputAfterAnAddMovesTheAddToTheCpu) {
   EXPECT_NE(add.cpu_reason.find("not produced by a fix op"), std::string::npos) << add.cpu_reason;
   EXPECT_GT(add.ms, timing(with_fix, "add").ms);
   EXPECT_EQ(without.cpu_subgraphs, 1);
-  EXPECT_GT(without.frame_ms, with_fix.frame_ms + t.per_subgraph_us / 1000);
+  EXPECT_GT(without.dpu_ms + without.cpu_ms,
+            with_fix.dpu_ms + with_fix.cpu_ms + t.per_subgraph_us / 1000);
 }
 
 TEST(Boundary, TheOracleCanCarryItsOwnFactor) {
@@ -102,7 +103,9 @@ TEST(Boundary, TheOracleCanCarryItsOwnFactor) {
   const Prediction fixed = predict(two_convs(true), t);
   const Prediction naive = predict(two_convs(false), t, options);
   EXPECT_NEAR(timing(naive, "conv2").ms, 10 * timing(fixed, "conv2").ms, 1e-12);
-  EXPECT_DOUBLE_EQ(predict_fragment_ms(two_convs(false), t, options), naive.frame_ms);
+  options.io = HostIo::Network;
+  EXPECT_DOUBLE_EQ(predict_fragment_ms(two_convs(false), t, options),
+                   predict(two_convs(false), t, options).worker_ms);
 }
 
 TEST(Boundary, LayoutOpsOverAFixAreFixedOutputs) {
@@ -128,10 +131,10 @@ TEST(Subgraphs, ACpuOpSplitsTheDpuWork) {
   for (const auto& op : p.ops) (op.engine == Engine::Dpu ? dpu_ops : cpu_ops) += op.ms;
   EXPECT_NEAR(p.dpu_ms, dpu_ops + 2 * t.per_subgraph_us / 1000, 1e-12);
   EXPECT_NEAR(p.cpu_ms, cpu_ops + 1 * t.per_subgraph_us / 1000, 1e-12);
-  EXPECT_DOUBLE_EQ(p.frame_ms, p.dpu_ms + p.cpu_ms);
-  EXPECT_DOUBLE_EQ(p.latency_ms, p.frame_ms + t.per_frame_us / 1000);
+  EXPECT_DOUBLE_EQ(p.latency_ms, p.dpu_ms + p.cpu_ms + p.host_ms);
+  EXPECT_DOUBLE_EQ(p.worker_ms, p.latency_ms);  // local io: no TCP time
   EXPECT_DOUBLE_EQ(p.fps, 1000 / p.frame_ms);
-  EXPECT_DOUBLE_EQ(p.dpu_share, p.dpu_ms / p.frame_ms);
+  EXPECT_DOUBLE_EQ(p.dpu_share, p.dpu_ms / (p.dpu_ms + p.cpu_ms));
 }
 
 TEST(Subgraphs, ParallelDpuBranchesShareOneSubgraph) {

@@ -53,9 +53,16 @@ TEST(Calibration, ProcedureGivesTheShippedEfficiency) {
   EXPECT_NEAR(eff, shipped_target().compute_efficiency, 0.005);
 }
 
-TEST(Calibration, PerFrameOverheadIsTheOneThreadGap) {
-  const double gap_us = (1000.0 / kOneThreadFps - 1000.0 / kMultiThreadFps) * 1000.0;
-  EXPECT_NEAR(shipped_target().per_frame_us, gap_us, 1.0);
+// The one-thread gap is the host's whole work on a ResNet-50 frame as the Model Zoo runs it
+// (float image in, float scores out: local io); host.per_frame_us is what remains of it
+// after the modeled copies and float conversions.
+TEST(Calibration, HostTimeIsTheOneThreadGap) {
+  const double gap_ms = 1000.0 / kOneThreadFps - 1000.0 / kMultiThreadFps;
+  const Prediction p = predict(resnet50(), shipped_target());
+  EXPECT_NEAR(p.host_ms, gap_ms, 0.002);
+  EXPECT_EQ(p.input_bytes, 224 * 224 * 3);
+  EXPECT_EQ(p.output_bytes, 1000);
+  EXPECT_DOUBLE_EQ(p.net_ms, 0.0);
 }
 
 TEST(Calibration, BuiltInTargetIsTheShippedFile) {

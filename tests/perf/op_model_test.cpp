@@ -182,7 +182,8 @@ TEST(CpuPlacement, SoftmaxRunsOnTheCpuAtTheA53Rate) {
   const Graph g = b.finish();
   expect_cpu(g, "softmax", "softmax");
   const Target t = kv260();
-  EXPECT_DOUBLE_EQ(find_op(predict(g, t), "softmax").ms, 25.0 * 1000 / (t.cpu_float_gops * 1e6));
+  EXPECT_DOUBLE_EQ(find_op(predict(g, t), "softmax").ms,
+                   25.0 * 1000 / (t.cpu_transcendental_gflops * 1e6));
 }
 
 TEST(CpuPlacement, LeakyReluOnlyWithAlphaPointOne) {
@@ -208,11 +209,27 @@ TEST(CpuPlacement, ConvLimits) {
             Engine::Dpu);
 }
 
-TEST(CpuPlacement, CpuConvCostsItsFlopsAtTheA53Rate) {
+TEST(CpuPlacement, CpuConvCostsItsFlopsAtTheA53GemmRate) {
   const Target t = kv260();
   const Prediction p = predict(one_conv({.h = 20, .w = 20, .k = 1, .stride = 9}), t);
   const OpTiming& op = only_op(p);
-  EXPECT_DOUBLE_EQ(op.ms, 2.0 * static_cast<double>(op.macs) / (t.cpu_float_gops * 1e6));
+  EXPECT_DOUBLE_EQ(op.ms, 2.0 * static_cast<double>(op.macs) / (t.cpu_gemm_gflops * 1e6));
+}
+
+TEST(CpuPlacement, EachOpClassHasItsOwnRate) {
+  // The same tensor through a CPU op of each class: the time is flops / the class's rate.
+  GraphBuilder b("classes");
+  const Value x = b.input("x", {1, 1000}, 4);
+  b.softmax("softmax", x, -1, 7);
+  b.leaky_relu("leaky", x, 0.2, 4);
+  const Graph g = b.finish();
+  Target t = kv260();
+  const Prediction before = predict(g, t);
+  t.cpu_transcendental_gflops *= 2;
+  const Prediction faster = predict(g, t);
+  EXPECT_DOUBLE_EQ(find_op(faster, "softmax").ms, find_op(before, "softmax").ms / 2);
+  EXPECT_DOUBLE_EQ(find_op(faster, "leaky").ms, find_op(before, "leaky").ms);
+  EXPECT_DOUBLE_EQ(find_op(before, "leaky").ms, 4.0 * 1000 / (t.cpu_elementwise_gflops * 1e6));
 }
 
 TEST(CpuPlacement, MatmulOfTwoFeatureMapsRunsOnTheCpu) {

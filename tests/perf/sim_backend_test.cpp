@@ -42,13 +42,36 @@ class SimBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
     register_sim_backend();
+    use_target({});
+  }
+
+  // The slow KV260 with further `edits` (regex, replacement) of its YAML.
+  void use_target(const std::vector<std::pair<std::string, std::string>>& edits) {
     std::string yaml(builtin_target_yaml("kv260"));
     yaml =
         std::regex_replace(yaml, std::regex("per_subgraph_us: [0-9.]+"), "per_subgraph_us: 10000");
     yaml = std::regex_replace(yaml, std::regex("per_frame_us: [0-9.]+"), "per_frame_us: 40000");
-    target_file_ = (*dir_ / "slow.yaml").string();
+    for (const auto& [pattern, with] : edits) {
+      const std::string before = yaml;
+      yaml = std::regex_replace(yaml, std::regex(pattern), with);
+      EXPECT_NE(yaml, before) << pattern;
+    }
+    target_file_ = (*dir_ / ("slow" + std::to_string(++targets_) + ".yaml")).string();
     testing::write_bytes(target_file_, yaml);
     options_.sim_target = target_file_;
+  }
+
+  // Wall time of `frames` frames run from `threads` threads at once (frames / threads each).
+  double run_ms(Backend& sim, int threads, int frames) {
+    const auto in = inputs();
+    const Clock::time_point start = Clock::now();
+    std::vector<std::thread> pool;
+    for (int i = 0; i < threads; ++i)
+      pool.emplace_back([&] {
+        for (int f = 0; f < frames / threads; ++f) sim.run(in);
+      });
+    for (auto& t : pool) t.join();
+    return ms_since(start);
   }
 
   std::unique_ptr<Backend> loaded(const BackendOptions& options) {
@@ -65,6 +88,7 @@ class SimBackendTest : public ::testing::Test {
   }
 
   std::optional<testing::ScratchDir> dir_{std::in_place};
+  int targets_ = 0;
   std::string target_file_;
   BackendOptions options_;
   Graph model_ = small_model();
@@ -79,30 +103,73 @@ TEST_F(SimBackendTest, IsRegisteredByName) {
 TEST_F(SimBackendTest, AFrameTakesTheModeledLatency) {
   auto sim = loaded(options_);
   const Prediction& p = sim_prediction(*sim);
-  EXPECT_NEAR(p.frame_ms, 10.0, 0.5);  // one DPU subgraph launch + a tiny conv
-  EXPECT_NEAR(p.latency_ms, p.frame_ms + 40.0, 1e-9);
-  const auto in = inputs();
-  const Clock::time_point start = Clock::now();
-  for (int i = 0; i < 3; ++i) sim->run(in);
-  const double elapsed = ms_since(start);
-  EXPECT_GE(elapsed, 3 * p.latency_ms);
-  EXPECT_LT(elapsed, 3 * p.latency_ms + 100.0);  // scheduling slack on a busy machine
+  EXPECT_NEAR(p.dpu_ms, 10.0, 0.5);   // one DPU subgraph launch + a tiny conv
+  EXPECT_NEAR(p.host_ms, 40.0, 0.1);  // the fixed 40 ms and the copies of 2 KB
+  EXPECT_GT(p.net_ms, 0.0);           // a worker's tensors cross TCP
+  EXPECT_NEAR(p.worker_ms, p.dpu_ms + p.cpu_ms + p.host_ms, 1e-9);
+  const double elapsed = run_ms(*sim, 1, 3);
+  EXPECT_GE(elapsed, 3 * p.worker_ms);
+  EXPECT_LT(elapsed, 3 * p.worker_ms + 100.0);  // scheduling slack on a busy machine
+}
+
+// The host section's time is waited out on top of the DPU's: the same graph with 40 ms more
+// host work per frame takes 40 ms longer per frame.
+TEST_F(SimBackendTest, HostTimeIsAddedToTheDpuTime) {
+  use_target({{"per_frame_us: 40000", "per_frame_us: 0"}});
+  auto fast = loaded(options_);
+  use_target({{"per_frame_us: 40000", "per_frame_us: 40000.0"}});
+  auto slow = loaded(options_);
+  const double fast_ms = run_ms(*fast, 1, 3);
+  const double slow_ms = run_ms(*slow, 1, 3);
+  EXPECT_GE(fast_ms, 3 * sim_prediction(*fast).dpu_ms);
+  EXPECT_GE(slow_ms - fast_ms, 3 * 40.0 - 30.0);  // fast may have overslept a little
+  EXPECT_LT(slow_ms - fast_ms, 3 * 40.0 + 100.0);
+}
+
+// With a slow TCP stack the network thread, not the compute, sets a worker's pace.
+TEST_F(SimBackendTest, TcpTimeCanBoundTheWorker) {
+  use_target({{"tcp_recv_ns_per_byte: [0-9.]+", "tcp_recv_ns_per_byte: 80000"}});
+  auto sim = loaded(options_);
+  const Prediction& p = sim_prediction(*sim);
+  EXPECT_NEAR(p.net_ms, 1024 * 80000 / 1e6 + 1024 * 3 / 1e6, 0.01);  // 1 KB in, 1 KB out
+  EXPECT_DOUBLE_EQ(p.worker_ms, p.net_ms);
+  const double elapsed = run_ms(*sim, 1, 2);
+  EXPECT_GE(elapsed, 2 * p.net_ms);
+  EXPECT_LT(elapsed, 2 * p.net_ms + 100.0);
+}
+
+// Several DPU cores serve several frames at once: four concurrent frames of 20 ms DPU
+// time take 80 ms on one core and 40 ms on two.
+TEST_F(SimBackendTest, SeveralCoresServeSeveralFrames) {
+  use_target({{"per_subgraph_us: 10000", "per_subgraph_us: 20000"},
+              {"per_frame_us: 40000", "per_frame_us: 0"}});
+  auto one = loaded(options_);
+  use_target({{"per_subgraph_us: 10000", "per_subgraph_us: 20000"},
+              {"per_frame_us: 40000", "per_frame_us: 0"},
+              {"  cores: 1 ", "  cores: 2 "}});
+  auto two = loaded(options_);
+  EXPECT_EQ(sim_prediction(*two).dpu_cores, 2);
+  const double dpu_ms = sim_prediction(*one).dpu_ms;
+  EXPECT_NEAR(dpu_ms, 20.0, 0.5);
+  const double one_ms = run_ms(*one, 4, 4);
+  const double two_ms = run_ms(*two, 4, 4);
+  EXPECT_GE(one_ms, 4 * dpu_ms);
+  EXPECT_LT(one_ms, 4 * dpu_ms + 100.0);
+  EXPECT_GE(two_ms, 2 * dpu_ms);
+  EXPECT_LT(two_ms, 2 * dpu_ms + 100.0);
+  EXPECT_NEAR(sim_prediction(*two).frame_ms, dpu_ms / 2, 0.5);
 }
 
 TEST_F(SimBackendTest, ConcurrentFramesQueueOnOneEngine) {
   auto sim = loaded(options_);
   const Prediction& p = sim_prediction(*sim);
-  const auto in = inputs();
-  const Clock::time_point start = Clock::now();
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 4; ++i) threads.emplace_back([&] { sim->run(in); });
-  for (auto& t : threads) t.join();
-  const double elapsed = ms_since(start);
-  // Four frames in flight: the engine is busy 4 x frame_ms, the last one adds its host time;
-  // much less than four one-at-a-time latencies.
-  EXPECT_GE(elapsed, 4 * p.frame_ms + p.host_ms);
-  EXPECT_LT(elapsed, 4 * p.frame_ms + p.host_ms + 100.0);
-  EXPECT_LT(elapsed, 4 * p.latency_ms);  // 80 ms against 200 ms one at a time
+  const double elapsed = run_ms(*sim, 4, 4);
+  // Four frames in flight: the one DPU core is busy 4 x dpu_ms, the last frame adds its
+  // host time on one of the four A53 cores; much less than four one-at-a-time frames.
+  const double expected = 4 * p.dpu_ms + p.cpu_ms + p.host_ms;
+  EXPECT_GE(elapsed, expected);
+  EXPECT_LT(elapsed, expected + 100.0);
+  EXPECT_LT(elapsed, 4 * p.worker_ms);  // 80 ms against 200 ms one at a time
 }
 
 TEST_F(SimBackendTest, OutputsHaveShapesButAreNotComputed) {

@@ -54,10 +54,34 @@ TEST(Target, ShippedKv260IsB4096At300MHz) {
   EXPECT_LE(t.compute_efficiency, 1.0);
 }
 
+// The ZCU boards' Model Zoo configurations (Vitis AI 2.5 Model Zoo README): three B4096
+// cores at 281 MHz on the ZCU102, two at 300 MHz on the ZCU104; the built-in copies are
+// the files in targets/.
+TEST(Target, ZcuTargetsAreBuiltIn) {
+  const Target zcu102 = resolve_target("zcu102");
+  EXPECT_EQ(zcu102.dpu_cores, 3);
+  EXPECT_DOUBLE_EQ(zcu102.clock_mhz, 281);
+  const Target zcu104 = resolve_target("zcu104");
+  EXPECT_EQ(zcu104.dpu_cores, 2);
+  EXPECT_DOUBLE_EQ(zcu104.clock_mhz, 300);
+  EXPECT_EQ(resolve_target("kv260").dpu_cores, 1);
+  for (const auto& [name, file] :
+       {std::pair{"zcu102", "zcu102_b4096x3.yaml"}, std::pair{"zcu104", "zcu104_b4096x2.yaml"}}) {
+    const Target built_in = builtin_target(name);
+    const Target shipped = load_target(std::string(DPUSHARD_SOURCE_DIR "/targets/") + file);
+    EXPECT_EQ(built_in.name, shipped.name);
+    EXPECT_EQ(built_in.arch, "DPUCZDX8G_ISA1_B4096");
+    EXPECT_EQ(2 * built_in.peak_macs_per_cycle(), 4096);
+    EXPECT_EQ(built_in.host_cores, shipped.host_cores);
+    EXPECT_DOUBLE_EQ(built_in.cpu_gemm_gflops, shipped.cpu_gemm_gflops);
+    EXPECT_DOUBLE_EQ(built_in.per_frame_us, shipped.per_frame_us);
+  }
+}
+
 TEST(Target, ResolvesNamesAndFiles) {
   EXPECT_EQ(resolve_target("kv260").name, "kv260");
   EXPECT_EQ(resolve_target(DPUSHARD_SOURCE_DIR "/targets/kv260_b4096.yaml").name, "kv260");
-  EXPECT_EQ(builtin_target_names(), std::vector<std::string>{"kv260"});
+  EXPECT_EQ(builtin_target_names(), (std::vector<std::string>{"kv260", "zcu102", "zcu104"}));
   try {
     resolve_target("zcu999");
     FAIL() << "unknown target accepted";
@@ -81,6 +105,11 @@ TEST(TargetErrors, MissingFieldIsNamed) {
   expect_one_line_naming(error_of(replaced("\ncpu:\n", "\ncpu_typo:\n")), "cpu.name", "missing");
   expect_one_line_naming(error_of(replaced("  alu_pixel_parallelism: 4\n", "")),
                          "dpu.alu_pixel_parallelism", "missing");
+  expect_one_line_naming(error_of(replaced("  per_frame_us: [0-9.]+\n", "")), "host.per_frame_us",
+                         "missing");
+  expect_one_line_naming(error_of(replaced("    transcendental: [0-9.]+\n", "")),
+                         "cpu.fallback_gflops.transcendental", "missing");
+  expect_one_line_naming(error_of(replaced("  cores: 1 ", "  cores: 0 ")), "dpu.cores", "outside");
 }
 
 TEST(TargetErrors, BadTypeIsNamedWithItsLine) {

@@ -35,6 +35,17 @@ struct OnnxImport {
 OnnxImport import_onnx(const std::filesystem::path& path);
 OnnxImport import_onnx_bytes(const std::string& bytes, const std::string& origin);
 
+// Vitis AI's rewrite of sigmoid-family activations for the DPUCZDX8G (vai_q_pytorch's
+// convert_sigmoid_to_hsigmoid and convert_silu_to_hswish, vai_q_tensorflow2's default):
+// mul(x, sigmoid(x)) (SiLU, swish) becomes hard-swish(x), every other sigmoid becomes
+// hard-sigmoid; both run on the DPU, sigmoid does not. On a float IR graph (before
+// quantize()); `dpushard import --hard-sigmoid`. See docs/import.md.
+struct HardSigmoidRewrite {
+  int sigmoid_to_hard_sigmoid = 0;
+  int silu_to_hard_swish = 0;
+};
+HardSigmoidRewrite convert_sigmoid_to_hard(Graph& float_graph);
+
 // The ONNX op types the importer maps (constant-folded types included).
 std::vector<std::string> supported_onnx_ops();
 

@@ -22,7 +22,8 @@ struct Target {
   std::string name;  // "kv260"
   std::string arch;  // "DPUCZDX8G_ISA1_B4096"
 
-  // DPU engine.
+  // DPU engine. `dpu_cores` cores serve that many frames at once; one frame uses one core.
+  std::int64_t dpu_cores = 1;
   double clock_mhz = 0;
   std::int64_t pixel_parallelism = 0;           // output pixels along the width per cycle
   std::int64_t input_channel_parallelism = 0;   // ICP
@@ -33,18 +34,30 @@ struct Target {
   bool channel_augmentation = false;  // narrow inputs pack kw*ic into the ICP lanes
   double compute_efficiency = 0;      // achieved fraction of padded peak (calibrated)
 
-  // DDR.
+  // DDR, shared by all DPU cores.
   double ddr_bandwidth_gbps = 0;  // theoretical, GB/s (1e9 bytes)
   double ddr_efficiency = 0;      // achievable fraction
 
   // Overheads.
   double per_subgraph_us = 0;  // each DPU or CPU subgraph launch of a frame
-  double per_frame_us = 0;     // host work per frame not hidden by several threads
 
-  // CPU fallback (Cortex-A53).
+  // The host side (Cortex-A53) of one frame outside the DPU: target `host:` section.
+  std::int64_t host_cores = 1;           // A53 cores that can work on frames at once
+  double per_frame_us = 0;               // fixed cost per frame (runner call, wait, hand-offs)
+  double copy_in_ns_per_byte = 0;        // input tensor into the DPU's buffer, cache clean
+  double copy_out_ns_per_byte = 0;       // output tensor out of the DPU's buffer, invalidate
+  double requantize_ns_per_element = 0;  // float <-> int8 at a float edge of the frame
+  double tcp_recv_ns_per_byte = 0;       // CPU time of receiving over TCP
+  double tcp_send_ns_per_byte = 0;       // CPU time of sending over TCP
+
+  // CPU fallback (Cortex-A53): float throughput of one core per op class, GFLOP/s.
   std::string cpu_name;
-  double cpu_float_gops = 0;     // float throughput of the CPU fallback kernels
-  double boundary_slowdown = 0;  // trailing convs moved to the CPU by a fix-less output
+  double cpu_gemm_gflops = 0;            // conv, matmul, inner-product
+  double cpu_depthwise_gflops = 0;       // depthwise conv
+  double cpu_elementwise_gflops = 0;     // eltwise, pooling, piecewise-linear activations
+  double cpu_transcendental_gflops = 0;  // softmax, sigmoid, tanh, gelu (exp/erf)
+  double cpu_normalization_gflops = 0;   // layernorm
+  double boundary_slowdown = 0;          // trailing convs moved to the CPU by a fix-less output
 
   // DPU limits (UG1414 / VITIS_AI.md section 4); ops beyond them run on the CPU.
   std::int64_t kernel_min = 0, kernel_max = 0;
@@ -95,24 +108,41 @@ struct OpTiming {
 
 struct Prediction {
   std::string target;
+  int dpu_cores = 1;
   std::vector<OpTiming> ops;  // in execution order
   int dpu_subgraphs = 0;
   int cpu_subgraphs = 0;
-  std::int64_t macs = 0;        // all useful MACs (DPU and CPU)
-  std::int64_t dpu_cycles = 0;  // compute cycles of the DPU ops
-  std::int64_t ddr_bytes = 0;   // DDR traffic of the DPU ops per frame
-  double dpu_ms = 0;            // DPU ops + DPU subgraph overheads
-  double cpu_ms = 0;            // CPU ops + CPU subgraph overheads
-  double host_ms = 0;           // per-frame host overhead
-  double frame_ms = 0;          // dpu + cpu: steady state with several threads
-  double latency_ms = 0;        // frame + host: one thread, one frame at a time
-  double fps = 0;               // 1000 / frame_ms
-  double dpu_share = 0;         // dpu_ms / frame_ms
+  std::int64_t macs = 0;          // all useful MACs (DPU and CPU)
+  std::int64_t dpu_cycles = 0;    // compute cycles of the DPU ops
+  std::int64_t ddr_bytes = 0;     // DDR traffic of the DPU ops per frame
+  std::int64_t input_bytes = 0;   // the frame's input tensors (int8)
+  std::int64_t output_bytes = 0;  // the frame's output tensors (int8)
+  double dpu_ms = 0;              // DPU ops + DPU subgraph overheads, on one DPU core
+  double cpu_ms = 0;              // CPU ops + CPU subgraph overheads (A53)
+  double host_ms = 0;             // host work: fixed + copies (+ requantize at float edges)
+  double net_ms = 0;              // A53 time of receiving and sending over TCP (network io)
+  double latency_ms = 0;          // dpu + cpu + host (+ net): one frame alone
+  // Steady state with several frames in flight (several threads): the busiest of the DPU
+  // cores (dpu / cores), DDR shared by the cores, the A53 cores ((cpu + host) / host_cores)
+  // and the one network thread (net).
+  double frame_ms = 0;
+  double fps = 0;  // 1000 / frame_ms
+  // A dpushard worker runs one frame of a fragment at a time while its io thread moves the
+  // next: max(dpu + cpu + host, net). The planner's cost per fragment.
+  double worker_ms = 0;
+  double dpu_share = 0;  // dpu_ms / (dpu_ms + cpu_ms)
+};
+
+// Where a frame's tensors come from and go to.
+enum class HostIo {
+  Local,    // float in and out in the same process (Model Zoo runs): requantize, no TCP
+  Network,  // int8 tensors over TCP (a dpushard worker): TCP receive/send, no requantize
 };
 
 struct PredictOptions {
   // Overrides the target's boundary_slowdown (the split oracle may carry its own factor).
   std::optional<double> boundary_slowdown;
+  HostIo io = HostIo::Local;
 };
 
 // Predicts one frame of an `_int` graph, a fragment of one, or a compiled xmodel (its
@@ -120,8 +150,8 @@ struct PredictOptions {
 // cannot be read.
 Prediction predict(const Graph& graph, const Target& target, const PredictOptions& options = {});
 
-// The planner's cost model: modeled time of one frame of `fragment` on `target`, in ms
-// (frame_ms: the node's steady-state time per frame).
+// The planner's cost model: modeled time per frame of `fragment` on a `target` worker, in
+// ms (worker_ms with network io: tensors over TCP, one frame at a time).
 double predict_fragment_ms(const Graph& fragment, const Target& target,
                            const PredictOptions& options = {});
 
@@ -129,7 +159,7 @@ double predict_fragment_ms(const Graph& fragment, const Target& target,
 // `engine`, the op goes where the target's limits put it; otherwise where asked (an op
 // the DPU cannot run is priced on the CPU all the same, with its cpu_reason). nullopt for
 // ops that cost nothing (fix, layout, fused nonlinears, weights). Subgraph and frame
-// overheads are not included. A CPU conv is priced at the CPU's float rate; the
+// overheads are not included. A CPU op is priced at its class's float rate; the
 // boundary penalty is a fragment-level rule applied by predict().
 std::optional<OpTiming> time_op(const Graph& graph, const Op& op, const Target& target,
                                 std::optional<Engine> engine = std::nullopt);

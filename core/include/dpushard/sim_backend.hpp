@@ -1,14 +1,15 @@
 #pragma once
-// The `sim` backend: a frame completes after the KV260 timing model's time for the loaded
-// graph (dpushard/perf.hpp). It lives in its own library, dpushard_exec_sim, because it
-// needs both exec and perf; programs that want it call register_sim_backend() once at
-// startup, after which make_backend("sim", options) finds it.
+// The `sim` backend: a frame completes after the timing model's time for the loaded graph
+// on the target (dpushard/perf.hpp), as a dpushard worker (network io) would spend it. It lives in
+// its own library, dpushard_exec_sim, because it needs both exec and perf; programs that want it
+// call register_sim_backend() once at startup, after which make_backend("sim", options) finds it.
 //
-// Timing: the modeled DPU+CPU time of a frame is reserved on one engine per backend
-// (frames from concurrent callers queue behind each other, so several in flight see the
-// steady-state rate), and the per-frame host overhead is added on top without queueing
-// (one caller at a time sees the one-thread latency). run() returns at that deadline on the
-// steady clock. Options: BackendOptions::sim_target, BackendOptions::sim_numerics.
+// Timing: a frame's DPU time is reserved on the first free of the target's `dpu.cores`
+// modeled DPU cores, then its CPU ops and host work (Prediction::cpu_ms + host_ms) on the
+// first free of `host.cores` A53 cores; its TCP time (net_ms) on the one network thread runs
+// alongside. One caller at a time sees max(dpu + cpu + host, net) per frame (worker_ms);
+// several concurrent callers see the steady-state rate (frame_ms). run() returns at that
+// deadline on the steady clock. Options: BackendOptions::sim_target, sim_numerics.
 
 #include <memory>
 

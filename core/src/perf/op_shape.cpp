@@ -78,6 +78,19 @@ bool fuses_nonlinear(std::string_view type) {
          type == "transposed-conv2d";
 }
 
+// The producer the DPU fuses `op` (a nonlinear) into, if any: directly, or through the
+// quantizer's fix between them when `op` is that fix's only consumer (a conv's
+// hard-swish as the importer writes it: conv -> fix -> hard-swish -> fix).
+bool fused_into_producer(const Graph& g, const Op& op) {
+  const auto& in = op.producers("input");
+  const Op* p = in.empty() ? nullptr : g.find(in.front());
+  if (p != nullptr && p->type == "fix" && g.consumers(p->name).size() == 1) {
+    const auto& fix_in = p->producers("input");
+    p = fix_in.empty() ? nullptr : g.find(fix_in.front());
+  }
+  return p != nullptr && fuses_nonlinear(p->type);
+}
+
 // Float operations per output element of the CPU-only ops (dequantize and requantize
 // included); rough counts for plain reference kernels, see docs/perf.md.
 double flops_per_element(std::string_view type) {
@@ -90,6 +103,14 @@ double flops_per_element(std::string_view type) {
   if (type == "hard-sigmoid") return 5;
   if (type == "leaky-relu" || type == "relu6") return 4;
   return 3;
+}
+
+CpuClass float_class(std::string_view type) {
+  type = base_type(type);
+  if (type == "softmax" || type == "gelu" || type == "sigmoid" || type == "tanh")
+    return CpuClass::Transcendental;
+  if (type == "layernorm") return CpuClass::Normalization;
+  return CpuClass::Elementwise;
 }
 
 // Output laid out on the engine: channels last, pixels along the next axis, rows the rest.
@@ -141,10 +162,12 @@ OpShape conv_shape(const Graph& g, const Op& op, bool depthwise_type) {
   const bool channelwise = s.group > 1 && s.group == ic && out[3] == ic;
   if (depthwise_type || channelwise) {
     s.kind = OpKind::Depthwise;
+    s.cpu_class = CpuClass::Depthwise;
     s.in_channels = 1;
     s.macs = s.rows * s.width * s.channels * s.kh * s.kw;
   } else {
     s.kind = OpKind::Conv;
+    s.cpu_class = CpuClass::Gemm;
     if (ic % s.group != 0) fail(op, "input channels not divisible by group");
     s.in_channels = ic / s.group;
     s.macs = s.rows * s.width * s.channels * s.kh * s.kw * s.in_channels;
@@ -164,6 +187,7 @@ OpShape matmul_shape(const Graph& g, const Op& op) {
   if (a.size() < 2) fail(op, "input a must have rank >= 2");
   const bool ta = bool_attr(op.attrs, "transpose_a", false);
   s.in_channels = ta ? a[a.size() - 2] : a.back();
+  s.cpu_class = CpuClass::Gemm;
   map_output(s, op.output.shape);
   s.macs = s.rows * s.width * s.channels * s.in_channels;
   s.cpu_flops = 2.0 * static_cast<double>(s.macs);
@@ -181,6 +205,7 @@ OpShape inner_product_shape(const Graph& g, const Op& op) {
   s.kind = OpKind::Conv;
   const Shape& w = producer(g, op, "weights", 0).output.shape;
   if (w.size() != 2) fail(op, "weights must be [N, K]");
+  s.cpu_class = CpuClass::Gemm;
   s.in_channels = w[1];
   map_output(s, op.output.shape);
   s.macs = s.rows * s.width * s.channels * s.in_channels;
@@ -226,6 +251,7 @@ OpShape float_shape(const Op& op, std::string reason) {
   s.kind = OpKind::FloatOp;
   map_output(s, op.output.shape);
   s.cpu_flops = flops_per_element(op.type) * static_cast<double>(op.output.element_count());
+  s.cpu_class = float_class(op.type);
   s.cpu_reason = std::move(reason);
   return s;
 }
@@ -271,9 +297,8 @@ OpShape classify(const Graph& g, const Op& op, const Target& target) {
                                    std::to_string(target.leaky_alpha).substr(0, 6) + ")");
       }
     }
-    const auto& in = op.producers("input");
-    const Op* p = in.empty() ? nullptr : g.find(in.front());
-    if (p != nullptr && fuses_nonlinear(p->type)) return {};  // part of its producer
+    if (fused_into_producer(g, op)) return {};
+
     return eltwise_shape(op, 1);
   }
   // Compiled ops the compiler kept on the DPU but this model does not know: misc engine.
@@ -283,6 +308,22 @@ OpShape classify(const Graph& g, const Op& op, const Target& target) {
 }
 
 }  // namespace
+
+double cpu_gflops(const Target& t, CpuClass c) {
+  switch (c) {
+    case CpuClass::Gemm:
+      return t.cpu_gemm_gflops;
+    case CpuClass::Depthwise:
+      return t.cpu_depthwise_gflops;
+    case CpuClass::Transcendental:
+      return t.cpu_transcendental_gflops;
+    case CpuClass::Normalization:
+      return t.cpu_normalization_gflops;
+    case CpuClass::Elementwise:
+      break;
+  }
+  return t.cpu_elementwise_gflops;
+}
 
 bool is_weight(const Graph& graph, const std::string& name) {
   const Op* o = graph.find(name);

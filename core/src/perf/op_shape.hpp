@@ -20,6 +20,12 @@ enum class OpKind {
   FloatOp,    // an op only the CPU runs (softmax, layernorm, two-activation matmul, ...)
 };
 
+// The CPU fallback's op classes, each with its own float rate in the target (cpu.fallback_gflops).
+enum class CpuClass { Gemm, Depthwise, Elementwise, Transcendental, Normalization };
+
+// The target's rate for `c`, GFLOP/s.
+double cpu_gflops(const Target& target, CpuClass c);
+
 struct OpShape {
   OpKind kind = OpKind::Free;
   // Output mapped onto the engine: `rows` output rows (batch x height), `width` output
@@ -36,7 +42,8 @@ struct OpShape {
   std::int64_t weight_bytes = 0;
   std::int64_t input_bytes = 0;
   std::int64_t output_bytes = 0;
-  double cpu_flops = 0;    // float operations when run on the CPU
+  double cpu_flops = 0;  // float operations when run on the CPU
+  CpuClass cpu_class = CpuClass::Elementwise;
   std::string cpu_reason;  // set when only the CPU can run it (whatever the limits)
 };
 

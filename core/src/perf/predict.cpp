@@ -49,7 +49,7 @@ void time_on_dpu(const OpShape& s, const Target& target, OpTiming& t) {
 void time_on_cpu(const OpShape& s, const Target& target, std::string reason, OpTiming& t) {
   t.engine = Engine::Cpu;
   t.cpu_reason = reason.empty() ? "placed on the CPU" : std::move(reason);
-  t.compute_ms = s.cpu_flops / (target.cpu_float_gops * 1e6);
+  t.compute_ms = s.cpu_flops / (perf::cpu_gflops(target, s.cpu_class) * 1e6);
   t.memory_ms = 0;
   t.ms = t.compute_ms;
   t.bound = Bound::Cpu;
@@ -75,6 +75,27 @@ std::optional<Engine> compiled_engine(const Op& op) {
   if (device == "DPU") return Engine::Dpu;
   if (device == "CPU") return Engine::Cpu;
   return std::nullopt;
+}
+
+std::int64_t tensor_bytes(const std::vector<const Op*>& ops) {
+  std::int64_t bytes = 0;
+  for (const Op* op : ops) bytes += op->output.element_count();
+  return bytes;
+}
+
+// The A53's work per frame outside the DPU and the CPU ops (docs/perf.md "The host side"):
+// the fixed cost, the copies into and out of the DPU's buffers, and either the float
+// conversions at the edges (local io) or the TCP stack's time (network io, into net_ms).
+void add_host_time(const Target& t, HostIo io, Prediction& p) {
+  constexpr double kNsPerMs = 1e6;
+  const auto in = static_cast<double>(p.input_bytes);
+  const auto out = static_cast<double>(p.output_bytes);
+  p.host_ms = t.per_frame_us / kUsPerMs +
+              (in * t.copy_in_ns_per_byte + out * t.copy_out_ns_per_byte) / kNsPerMs;
+  if (io == HostIo::Local)
+    p.host_ms += (in + out) * t.requantize_ns_per_element / kNsPerMs;
+  else
+    p.net_ms = (in * t.tcp_recv_ns_per_byte + out * t.tcp_send_ns_per_byte) / kNsPerMs;
 }
 
 bool is_mac_op(const OpShape& s) {
@@ -168,17 +189,29 @@ Prediction predict(const Graph& graph, const Target& target, const PredictOption
   p.cpu_subgraphs = count.cpu;
   p.dpu_ms += count.dpu * target.per_subgraph_us / kUsPerMs;
   p.cpu_ms += count.cpu * target.per_subgraph_us / kUsPerMs;
-  p.host_ms = target.per_frame_us / kUsPerMs;
-  p.frame_ms = p.dpu_ms + p.cpu_ms;
-  p.latency_ms = p.frame_ms + p.host_ms;
+  p.dpu_cores = static_cast<int>(target.dpu_cores);
+  p.input_bytes = tensor_bytes(graph.inputs());
+  p.output_bytes = tensor_bytes(graph.outputs());
+  add_host_time(target, options.io, p);
+
+  const double a53_ms = p.cpu_ms + p.host_ms;
+  p.latency_ms = p.dpu_ms + a53_ms + p.net_ms;
+  const double ddr_ms =
+      static_cast<double>(p.ddr_bytes) / (target.ddr_bandwidth_gbps * 1e6 * target.ddr_efficiency);
+  p.frame_ms = std::max({p.dpu_ms / static_cast<double>(target.dpu_cores), ddr_ms,
+                         a53_ms / static_cast<double>(target.host_cores), p.net_ms});
   p.fps = p.frame_ms > 0 ? 1000.0 / p.frame_ms : 0.0;
-  p.dpu_share = p.frame_ms > 0 ? p.dpu_ms / p.frame_ms : 0.0;
+  p.worker_ms = std::max(p.dpu_ms + a53_ms, p.net_ms);
+  const double engine_ms = p.dpu_ms + p.cpu_ms;
+  p.dpu_share = engine_ms > 0 ? p.dpu_ms / engine_ms : 0.0;
   return p;
 }
 
 double predict_fragment_ms(const Graph& fragment, const Target& target,
                            const PredictOptions& options) {
-  return predict(fragment, target, options).frame_ms;
+  PredictOptions worker = options;
+  worker.io = HostIo::Network;
+  return predict(fragment, target, worker).worker_ms;
 }
 
 double calibrate_compute_efficiency(const Graph& graph, const Target& target, double fps) {

@@ -138,6 +138,7 @@ Target parse_target(std::string_view yaml_text, const std::string& origin) {
   t.name = r.string("name");
   t.arch = r.string("dpu.arch");
   t.clock_mhz = r.number("dpu.clock_mhz", 1, 10'000);
+  t.dpu_cores = r.integer("dpu.cores", 1, 64);
   t.pixel_parallelism = r.integer("dpu.pixel_parallelism", 1, 1024);
   t.input_channel_parallelism = r.integer("dpu.input_channel_parallelism", 1, 1024);
   t.output_channel_parallelism = r.integer("dpu.output_channel_parallelism", 1, 1024);
@@ -149,10 +150,21 @@ Target parse_target(std::string_view yaml_text, const std::string& origin) {
   t.ddr_efficiency = r.number("memory.efficiency", 1e-6, 1);
 
   t.per_subgraph_us = r.number("overheads.per_subgraph_us", 0, kBig);
-  t.per_frame_us = r.number("overheads.per_frame_us", 0, kBig);
+
+  t.host_cores = r.integer("host.cores", 1, 1024);
+  t.per_frame_us = r.number("host.per_frame_us", 0, kBig);
+  t.copy_in_ns_per_byte = r.number("host.copy_in_ns_per_byte", 0, kBig);
+  t.copy_out_ns_per_byte = r.number("host.copy_out_ns_per_byte", 0, kBig);
+  t.requantize_ns_per_element = r.number("host.requantize_ns_per_element", 0, kBig);
+  t.tcp_recv_ns_per_byte = r.number("host.tcp_recv_ns_per_byte", 0, kBig);
+  t.tcp_send_ns_per_byte = r.number("host.tcp_send_ns_per_byte", 0, kBig);
 
   t.cpu_name = r.string("cpu.name");
-  t.cpu_float_gops = r.number("cpu.float_gops", 1e-6, kBig);
+  t.cpu_gemm_gflops = r.number("cpu.fallback_gflops.gemm", 1e-6, kBig);
+  t.cpu_depthwise_gflops = r.number("cpu.fallback_gflops.depthwise", 1e-6, kBig);
+  t.cpu_elementwise_gflops = r.number("cpu.fallback_gflops.elementwise", 1e-6, kBig);
+  t.cpu_transcendental_gflops = r.number("cpu.fallback_gflops.transcendental", 1e-6, kBig);
+  t.cpu_normalization_gflops = r.number("cpu.fallback_gflops.normalization", 1e-6, kBig);
   t.boundary_slowdown = r.number("cpu.boundary_slowdown", 1, kBig);
 
   std::tie(t.kernel_min, t.kernel_max) = r.range("limits.kernel", 1, 1 << 20);

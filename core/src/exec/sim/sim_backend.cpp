@@ -1,11 +1,12 @@
-// The `sim` backend: frames take the KV260 timing model's time (see dpushard/sim_backend.hpp
-// for how concurrent frames share the modeled engine).
+// The `sim` backend: frames take the timing model's time (see dpushard/sim_backend.hpp for
+// how concurrent frames share the modeled DPU cores, A53 cores and network thread).
 
 #include "dpushard/sim_backend.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +24,22 @@ using Clock = std::chrono::steady_clock;
 Clock::duration from_ms(double ms) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms));
 }
+
+// `count` identical servers (DPU cores, A53 cores): a job takes the one that frees first.
+class Servers {
+ public:
+  explicit Servers(std::size_t count) : free_at_(std::max<std::size_t>(1, count)) {}
+
+  // Reserves `duration` starting no earlier than `ready`; returns when the job ends.
+  Clock::time_point reserve(Clock::time_point ready, Clock::duration duration) {
+    auto first = std::min_element(free_at_.begin(), free_at_.end());
+    *first = std::max(ready, *first) + duration;
+    return *first;
+  }
+
+ private:
+  std::vector<Clock::time_point> free_at_;
+};
 
 // Shape-only outputs in graph.outputs() order, as the ref backend names them.
 std::vector<QTensor> output_placeholders(const Graph& graph) {
@@ -47,11 +64,20 @@ class SimBackend final : public Backend {
 
   void load(const Graph& graph) override {
     target_ = resolve_target(options_.sim_target);
-    prediction_ = predict(graph, target_);
+    PredictOptions worker;
+    worker.io = HostIo::Network;  // a worker's tensors arrive and leave over TCP
+    prediction_ = predict(graph, target_, worker);
     input_specs_ = input_specs(graph);
     placeholders_ = output_placeholders(graph);
-    engine_time_ = from_ms(prediction_.frame_ms);
-    host_time_ = from_ms(prediction_.host_ms);
+    dpu_time_ = from_ms(prediction_.dpu_ms);
+    a53_time_ = from_ms(prediction_.cpu_ms + prediction_.host_ms);
+    net_time_ = from_ms(prediction_.net_ms);
+    {
+      const std::lock_guard lock(engine_mutex_);
+      dpu_cores_.emplace(static_cast<std::size_t>(target_.dpu_cores));
+      a53_cores_.emplace(static_cast<std::size_t>(target_.host_cores));
+      net_thread_.emplace(1);
+    }
     numerics_.reset();
     if (options_.sim_numerics) {
       BackendOptions inner = options_;
@@ -75,11 +101,12 @@ class SimBackend final : public Backend {
 
     Clock::time_point deadline;
     {
-      // One modeled engine: a frame starts when the previous one leaves it.
+      // A frame takes a free DPU core, then an A53 core for its CPU ops and host work; the
+      // network thread moves its tensors meanwhile (docs/perf.md "The sim backend").
       const std::lock_guard lock(engine_mutex_);
-      const Clock::time_point start = std::max(arrival, busy_until_);
-      busy_until_ = start + engine_time_;
-      deadline = busy_until_ + host_time_;
+      const Clock::time_point dpu_done = dpu_cores_->reserve(arrival, dpu_time_);
+      const Clock::time_point a53_done = a53_cores_->reserve(dpu_done, a53_time_);
+      deadline = std::max(a53_done, net_thread_->reserve(arrival, net_time_));
     }
 
     const bool inputs_computed =
@@ -114,13 +141,16 @@ class SimBackend final : public Backend {
   Prediction prediction_;
   std::vector<QTensor> input_specs_;
   std::vector<QTensor> placeholders_;
-  Clock::duration engine_time_{};
-  Clock::duration host_time_{};
+  Clock::duration dpu_time_{};
+  Clock::duration a53_time_{};
+  Clock::duration net_time_{};
   std::unique_ptr<Backend> numerics_;
   bool loaded_ = false;
 
   std::mutex engine_mutex_;
-  Clock::time_point busy_until_{};
+  std::optional<Servers> dpu_cores_;
+  std::optional<Servers> a53_cores_;
+  std::optional<Servers> net_thread_;
   std::mutex numerics_mutex_;
 };
 
