@@ -41,6 +41,13 @@ std::string count(double v) {  // 10'123'456 -> "10.1M"
   return sig3(x) + suffix;
 }
 
+// "1.27× [1.25, 1.29]": a speedup with its interval (none with one repetition).
+std::string speedup_text(double at, double lo, double hi) {
+  std::string text = fixed(at, 2) + "×";
+  if (hi > lo) text += " [" + fixed(lo, 2) + ", " + fixed(hi, 2) + "]";
+  return text;
+}
+
 std::string bytes(double v) {
   if (v >= 1e6) return sig3(v / 1e6) + " MB";
   if (v >= 1e3) return sig3(v / 1e3) + " kB";
@@ -288,7 +295,7 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
         "plan's prediction of it in brackets; worker CPU: the largest worker process's CPU "
         "time per frame on this machine while streaming (receiving, sending, scheduling: "
         "real work of this host, which the modeled time must not include); head CPU: the "
-        "orchestrating process's; 
+        "orchestrating process's; "
         "p50/p90/p99: per-frame latency from input sent to output received; wire bytes: "
         "measured tensor traffic per frame; between nodes: the plan's int8 bytes from node to "
         "node per frame; busiest node: the share of the plan's predicted compute on its "
@@ -299,12 +306,6 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
 }
 
 }  // namespace
-
-std::string speedup_text(double at, double lo, double hi) {
-  std::string text = fixed(at, 2) + "×";
-  if (hi > lo) text += " [" + fixed(lo, 2) + ", " + fixed(hi, 2) + "]";
-  return text;
-}
 
 std::string break_even_cell(const BreakEven& be) {
   const std::string at = speedup_text(be.at, be.at_lo, be.at_hi);
