@@ -215,18 +215,18 @@ TEST(LinkPacing, LatencyIsAddedOnceAndUnshapedPortsDoNotWait) {
 TEST(LinkPacing, BucketKeepsItsScheduleOnlyForBackloggedCallers) {
   RateBucket bucket;
   const std::uint64_t rate = 8'000'000;  // 1 MB/s: 1000 bytes per ms
-  const auto first = bucket.reserve(1000, rate, false);
+  const auto first = bucket.reserve(1000, rate, {});
   EXPECT_NEAR(Seconds(first.end - first.start).count(), 0.001, 1e-6);
   // Right after: queued behind the first.
-  const auto second = bucket.reserve(1000, rate, false);
+  const auto second = bucket.reserve(1000, rate, {});
   EXPECT_EQ(second.start, first.end);
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   // Idle for 30 ms: no saved-up burst, the port starts now.
-  const auto idle = bucket.reserve(1000, rate, false);
+  const auto idle = bucket.reserve(1000, rate, {});
   EXPECT_GE(idle.start, second.end + std::chrono::milliseconds(25));
-  // A backlogged caller that comes back 10 ms late keeps the schedule.
-  std::this_thread::sleep_until(idle.end + std::chrono::milliseconds(10));
-  const auto late = bucket.reserve(1000, rate, true);
+  // A backlogged caller that comes back 50 ms late keeps the schedule.
+  std::this_thread::sleep_until(idle.end + std::chrono::milliseconds(50));
+  const auto late = bucket.reserve(1000, rate, RateBucket::kCatchUp);
   EXPECT_EQ(late.start, idle.end);
 }
 

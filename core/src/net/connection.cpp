@@ -115,6 +115,7 @@ void Connection::fill_staging() {
   std::size_t room = staging_.size() - staged_end_;
   if (paced()) room = std::min(room, kPacedSlice);
   read_asked_ = room;
+  note_read_issued();
   socket_.async_read_some(asio::buffer(staging_.data() + staged_end_, room),
                           [self](const boost::system::error_code& ec, std::size_t bytes) {
                             self->on_filled(ec, bytes);
@@ -126,7 +127,14 @@ void Connection::on_filled(const boost::system::error_code& ec, std::size_t byte
   if (ec) return read_failed(ec);
   last_received_ = Clock::now();
   staged_end_ += bytes;
-  after_ingress(bytes, bytes == read_asked_, [this] { parse_staged(); });
+  after_ingress(bytes, read_backlogged_, [this] { parse_staged(); });
+}
+
+void Connection::note_read_issued() {
+  read_backlogged_ = false;
+  if (!paced()) return;
+  boost::system::error_code ec;
+  read_backlogged_ = socket_.available(ec) > 0 && !ec;
 }
 
 bool Connection::paced() const { return options_.port && options_.port->spec().paced(); }
@@ -195,6 +203,7 @@ void Connection::read_payload_rest() {
   if (paced()) {
     // Whatever has arrived, up to a slice: a full slice means the sender is ahead.
     read_asked_ = std::min(kPacedSlice, target.size() - payload_done_);
+    note_read_issued();
     socket_.async_read_some(asio::buffer(target.data() + payload_done_, read_asked_),
                             [self](const boost::system::error_code& ec, std::size_t bytes) {
                               self->on_payload(ec, bytes);
@@ -214,7 +223,7 @@ void Connection::on_payload(const boost::system::error_code& ec, std::size_t byt
   if (ec) return read_failed(ec);
   last_received_ = Clock::now();
   payload_done_ += bytes;
-  after_ingress(bytes, bytes == read_asked_, [this] {
+  after_ingress(bytes, read_backlogged_, [this] {
     if (payload_done_ < payload_target(*pending_)->size()) return read_payload_rest();
     deliver();
     parse_staged();

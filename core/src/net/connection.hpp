@@ -110,7 +110,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The emulated link: true when the port paces now. Reads and writes then go in slices,
   // each waiting for its turn in the port's bucket.
   bool paced() const;
-  // `backlogged`: the read filled all it asked for, so more bytes are waiting.
+  // `backlogged`: bytes were already waiting when the read began: the pacing, not the
+  // sender, held them back.
   template <class Next>
   void after_ingress(std::size_t bytes, bool backlogged, Next next);
   void schedule_tick();
@@ -152,9 +153,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<Outgoing> writing_;
   std::vector<asio::const_buffer> gather_;
   std::size_t gather_bytes_ = 0;
-  std::size_t gather_done_ = 0;  // bytes of gather_ written so far (paced writes)
-  bool write_follows_ = false;   // this batch was queued while the previous one was written
-  std::size_t read_asked_ = 0;   // bytes the pending read may return
+  std::size_t gather_done_ = 0;   // bytes of gather_ written so far (paced writes)
+  bool write_follows_ = false;    // this batch was queued while the previous one was written
+  std::size_t read_asked_ = 0;    // bytes the pending read may return
+  bool read_backlogged_ = false;  // bytes were already waiting when the pending read began
+  void note_read_issued();
   std::vector<asio::const_buffer> slice_;
   bool write_active_ = false;
   std::size_t queued_bytes_ = 0;

@@ -21,7 +21,8 @@ struct LinkSpec {
 // A strict bucket: bytes cross one after the other at the rate, and an idle port saves up
 // no burst a real wire could not send. Only a backlogged caller (one that had its next
 // bytes ready the moment its previous turn ended) keeps the bucket's schedule when it comes
-// back late, up to kCatchUp: a timer that fires late on a loaded machine must not slow the
+// back late, up to kCatchUp (plus the latency for a sender, whose slices are written one
+// latency after their slot): a timer that fires late on a loaded machine must not slow the
 // emulated wire down.
 class RateBucket {
  public:
@@ -30,9 +31,10 @@ class RateBucket {
     Clock::time_point start;  // when the first byte may cross
     Clock::time_point end;    // when the last byte has crossed
   };
-  static constexpr auto kCatchUp = std::chrono::milliseconds(20);
-  // Reserves the port for `bytes` after everything reserved before them.
-  Slot reserve(std::size_t bytes, std::uint64_t bits_per_s, bool backlogged);
+  static constexpr auto kCatchUp = std::chrono::milliseconds(100);
+  // Reserves the port for `bytes` after everything reserved before them; `catch_up`: how
+  // far behind now the slot may start (0 for a caller that was idle).
+  Slot reserve(std::size_t bytes, std::uint64_t bits_per_s, Clock::duration catch_up);
   void reset();
 
  private:
