@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "dpushard/error.hpp"
@@ -197,7 +198,12 @@ RunResults read_results(const std::filesystem::path& dir) {
   for (const auto& path : files) {
     std::ifstream in(path);
     if (!in) throw Error(path.string() + ": cannot read");
-    json doc = json::parse(in, nullptr, false);
+    std::stringstream text;
+    text << in.rdbuf();
+    // Google Benchmark writes NaN and inf bare (the cv of a counter that is 0 in every
+    // repetition), which is not JSON; such values say nothing, so they become null.
+    static const std::regex kNonFinite(R"(:\s*-?(NaN|nan|inf|Infinity)\b)");
+    json doc = json::parse(std::regex_replace(text.str(), kNonFinite, ": null"), nullptr, false);
     if (doc.is_discarded()) throw Error(path.string() + ": not valid JSON");
     const std::string name = path.filename().string();
     if (name == "env.json") {
