@@ -178,7 +178,7 @@ TEST(NetProtocol, VersionMismatchIsNamed) {
   EXPECT_EQ(rejection(encode_frame(hello), false), ErrorCode::kVersionMismatch);
   // Whatever follows the version in another protocol version.
   auto bytes = encode_frame(Hello{});
-  bytes[kHeaderBytes] = 2;
+  bytes[kHeaderBytes] = static_cast<std::uint8_t>(kProtocolVersion + 1);
   bytes.resize(kHeaderBytes + 2);
   put_u32(bytes, 8, 2);
   EXPECT_EQ(rejection(bytes, false), ErrorCode::kVersionMismatch);
