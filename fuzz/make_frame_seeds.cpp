@@ -56,7 +56,7 @@ std::vector<Message> one_of_each() {
       TensorMsg{9, 6, kOrchestratorSlot, 1, not_computed},
       FrameError{9, 5, ErrorCode::kComputeFailed, "w1", "backend threw"},
       StatsRequest{9},
-      Stats{9, {{0, 10, 123456, 2}, {1, 10, 654321, 1}}, 4096, 8192},
+      Stats{9, {{0, 10, 123456, 2, 1000}, {1, 10, 654321, 1, 2000}}, 4096, 8192, 5000},
   };
 }
 

@@ -33,6 +33,7 @@ struct Config {
   std::int64_t frames = 16;  // per timed iteration: --frames, or more to last --min-seconds
   double weight = 1;         // expected seconds, for the progress estimate
   std::string label;         // "10M on 2 nodes, experts"
+  bool warmed = false;       // the warm-up ran (once, before the first repetition)
 };
 
 struct Suite {
@@ -41,6 +42,7 @@ struct Suite {
   std::unique_ptr<Progress> progress;
   std::vector<std::unique_ptr<Config>> configs;
   std::map<std::string, std::pair<double, int>> baseline_fps;  // size -> (sum, count)
+  bool link_paced = false;  // what the cluster file asks for the nodes it names
 };
 
 std::string fixed(double v, int decimals) {
@@ -70,6 +72,17 @@ void fill_cost(Config& c) {
 // 1 means one node does everything. Replicated fragments count 1/k on each of their k nodes
 // (each replica takes every k-th frame). Explains flat speedups: a pipeline whose cut points
 // leave one stage with almost all the work cannot beat one node.
+// The plan's predicted compute per frame on its busiest node, in ms.
+double busiest_node_ms(const Plan& plan) {
+  std::map<int, double> per_node;
+  for (const auto& f : plan.fragments)
+    for (int node : f.nodes)
+      per_node[node] += f.cost.compute_ms / static_cast<double>(f.nodes.size());
+  double busiest = 0;
+  for (const auto& [node, ms] : per_node) busiest = std::max(busiest, ms);
+  return busiest;
+}
+
 double busiest_node_share(const Plan& plan) {
   std::map<int, double> per_node;
   double total = 0;
@@ -148,7 +161,7 @@ cluster::RunResult run_once(const Suite& s, const Config& c, std::int64_t frames
   }
 }
 
-void run_config(benchmark::State& state, Suite& s, const Config& c) {
+void run_config(benchmark::State& state, Suite& s, Config& c) {
   s.progress->start(c.label);
   auto skip = [&](const std::string& why) {
     state.SkipWithError(why.c_str());
@@ -158,15 +171,21 @@ void run_config(benchmark::State& state, Suite& s, const Config& c) {
     skip("no plan: " + c.error);
     return;
   }
-  if (s.options.warmup_frames > 0) {
+  // Once per configuration (connections, worker caches): repetitions need no new warm-up.
+  if (s.options.warmup_frames > 0 && !c.warmed) {
     const cluster::RunResult warm = run_once(s, c, s.options.warmup_frames);
     if (!warm.complete) {
       skip("warm-up: " + run_error(warm));
       return;
     }
+    c.warmed = true;
   }
 
-  double wall = 0, p50 = 0, p90 = 0, p99 = 0, wire = 0;
+  double wall = 0, steady = 0, p50 = 0, p90 = 0, p99 = 0, wire = 0;
+  // Per frame: the busiest node's backend time, the largest worker and the orchestrator
+  // CPU time on this machine, and the busiest node's bytes sent.
+  double node_ms = 0, worker_cpu_ms = 0, orchestrator_cpu_ms = 0, node_tx_bytes = 0;
+  double paced = 0;
   int runs = 0;
   std::int64_t frames = 0;
   for (auto _ : state) {
@@ -177,11 +196,24 @@ void run_config(benchmark::State& state, Suite& s, const Config& c) {
     }
     state.SetIterationTime(r.wall_s);  // the distributed span only
     wall += r.wall_s;
+    steady += r.steady_fps;
     frames += r.frames_completed;
     p50 += r.latency_p50_ms;
     p90 += r.latency_p90_ms;
     p99 += r.latency_p99_ms;
     wire += r.wire_bytes_per_frame;
+    const double per = static_cast<double>(std::max<std::int64_t>(1, r.frames_completed));
+    double busiest = 0, cpu = 0, tx = 0;
+    for (const auto& node : r.nodes) {
+      busiest = std::max(busiest, node.busy_ms / per);
+      cpu = std::max(cpu, node.cpu_ms / per);
+      tx = std::max(tx, static_cast<double>(node.tensor_bytes_sent) / per);
+    }
+    node_ms += busiest;
+    worker_cpu_ms += cpu;
+    node_tx_bytes += tx;
+    orchestrator_cpu_ms += r.orchestrator_cpu_ms_per_frame;
+    paced += r.link_emulation == "paced" ? 1 : 0;
     ++runs;
   }
   if (runs == 0 || !(wall > 0)) {
@@ -189,7 +221,9 @@ void run_config(benchmark::State& state, Suite& s, const Config& c) {
     return;
   }
   const double n = runs;
-  const double fps = static_cast<double>(frames) / wall;
+  // The steady-state rate (the pipeline's fill left out), as the planner predicts it.
+  const double fps = steady / n;
+  const double span_fps = static_cast<double>(frames) / wall;
   if (c.nodes == 1) {
     auto& [sum, count] = s.baseline_fps[c.size];
     sum += fps;
@@ -200,6 +234,7 @@ void run_config(benchmark::State& state, Suite& s, const Config& c) {
   state.counters["nodes"] = c.nodes;
   state.counters["frames"] = static_cast<double>(frames) / n;
   state.counters["fps"] = fps;
+  state.counters["span_fps"] = span_fps;
   state.counters["predicted_fps"] = c.plan.predicted.throughput_fps;
   state.counters["p50_ms"] = p50 / n;
   state.counters["p90_ms"] = p90 / n;
@@ -208,6 +243,12 @@ void run_config(benchmark::State& state, Suite& s, const Config& c) {
   state.counters["node_bytes_per_frame"] =
       static_cast<double>(c.plan.predicted.wire_bytes_per_frame);
   state.counters["busiest_node_share"] = busiest_node_share(c.plan);
+  state.counters["predicted_node_ms"] = busiest_node_ms(c.plan);
+  state.counters["node_ms"] = node_ms / n;
+  state.counters["worker_cpu_ms"] = worker_cpu_ms / n;
+  state.counters["orchestrator_cpu_ms"] = orchestrator_cpu_ms / n;
+  state.counters["node_tx_bytes"] = node_tx_bytes / n;
+  state.counters["link_paced"] = paced / n;
   std::string result = fixed(fps, 1) + " fps, p50 " + fixed(p50 / n, 1) + " ms";
   if (const auto it = s.baseline_fps.find(c.size); it != s.baseline_fps.end()) {
     const double base = it->second.first / it->second.second;
@@ -234,6 +275,9 @@ void add_context(const Suite& s) {
   benchmark::AddCustomContext("target", joined(targets));
   benchmark::AddCustomContext("timing", backend == "sim" ? "modeled" : "measured");
   benchmark::AddCustomContext("link_gbps", fixed(s.cluster.link_gbps, 3));
+  benchmark::AddCustomContext("link_latency_us", fixed(s.cluster.link_latency_us, 0));
+  benchmark::AddCustomContext("link_emulation", s.link_paced ? "paced" : "off");
+  benchmark::AddCustomContext("repetitions", std::to_string(o.repetitions));
   benchmark::AddCustomContext("cost_target", o.cost_target.empty() ? "roofline" : o.cost_target);
   benchmark::AddCustomContext("inventory", o.inventory);
   benchmark::AddCustomContext("cluster_file", o.cluster_file.string());
@@ -295,6 +339,10 @@ int run_scaling_suite(const std::string& family, int argc, char** argv) {
                     " has " + std::to_string(size) + " nodes");
     if (std::find(o.node_counts.begin(), o.node_counts.end(), 1) == o.node_counts.end())
       std::cerr << "bench_" << family << "_scaling: warning: --nodes has no 1: no speedups\n";
+    std::vector<std::string> backends;
+    for (const auto& node : s.cluster.nodes)
+      backends.push_back(node.backend.empty() ? "any" : node.backend);
+    s.link_paced = cluster::link_is_paced(s.cluster, backends);
     s.progress = std::make_unique<Progress>(family, o.progress_file);
     prepare(s);
     double weight = 0;

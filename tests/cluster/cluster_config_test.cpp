@@ -51,6 +51,32 @@ TEST(ClusterConfig, ReadsNodesLinkAndToken) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ClusterConfig, ReadsTheEmulatedLink) {
+  const char* nodes = "nodes:\n  - {name: w0, address: 'h:1', backend: sim}\n";
+  const ClusterConfig plain = parse_cluster_config(nodes, "cluster.yaml", ".");
+  EXPECT_EQ(plain.link_emulation, LinkEmulation::Auto);
+  EXPECT_DOUBLE_EQ(plain.link_latency_us, 0);
+  const ClusterConfig paced = parse_cluster_config(
+      std::string("link_emulation: paced\nlink_latency_us: 150\n") + nodes, "cluster.yaml", ".");
+  EXPECT_EQ(paced.link_emulation, LinkEmulation::Paced);
+  EXPECT_DOUBLE_EQ(paced.link_latency_us, 150);
+  EXPECT_EQ(
+      parse_cluster_config(std::string("link_emulation: off\n") + nodes, "c", ".").link_emulation,
+      LinkEmulation::Off);
+  // auto: paced only when every node runs sim
+  EXPECT_TRUE(link_is_paced(plain, {"sim", "sim"}));
+  EXPECT_FALSE(link_is_paced(plain, {"sim", "vart"}));
+  EXPECT_FALSE(link_is_paced(plain, {"cpu"}));
+  EXPECT_TRUE(link_is_paced(paced, {"cpu"}));
+  ClusterConfig off = plain;
+  off.link_emulation = LinkEmulation::Off;
+  EXPECT_FALSE(link_is_paced(off, {"sim"}));
+  EXPECT_EQ(error_of(std::string("link_emulation: tc\n") + nodes),
+            "cluster.yaml:1: 'link_emulation' is 'tc' (known: auto, paced, off)");
+  EXPECT_EQ(error_of(std::string("link_latency_us: -3\n") + nodes),
+            "cluster.yaml:1: 'link_latency_us' must be in [0, 1e7]");
+}
+
 TEST(ClusterConfig, ErrorsNameTheLine) {
   EXPECT_EQ(error_of("nodes:\n  - name: w0\n    address: 127.0.0.1:1\n    adress: x\n"),
             "cluster.yaml:4: node 'w0': unknown key 'adress' (known: address, backend, name, "
@@ -73,7 +99,8 @@ TEST(ClusterConfig, ErrorsNameTheLine) {
   EXPECT_EQ(error_of("nodes: []\n"), "cluster.yaml:1: 'nodes' must be a non-empty list");
   EXPECT_EQ(error_of("link_gbps: 1\n"), "cluster.yaml:1: 'nodes' is missing");
   EXPECT_EQ(error_of("nodez: 1\n"),
-            "cluster.yaml:1: cluster: unknown key 'nodez' (known: link_gbps, nodes, token_file)");
+            "cluster.yaml:1: cluster: unknown key 'nodez' (known: link_emulation, link_gbps, "
+            "link_latency_us, nodes, token_file)");
   EXPECT_EQ(error_of("nodes:\n  - {name: 'w 0', address: 'h:1'}\n"),
             "cluster.yaml:2: node 'w 0': a name may hold letters, digits, '-', '_' and '.' only");
   EXPECT_NE(error_of("nodes: [\n").find("cluster.yaml:"), std::string::npos);

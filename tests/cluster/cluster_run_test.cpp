@@ -243,6 +243,29 @@ TEST_F(ClusterRunTest, FragmentThatIsNoModelIsRefusedBeforeUpload) {
   EXPECT_EQ(received_after, received_before);
 }
 
+TEST_F(ClusterRunTest, PacedLinkReachesTheWorkersThroughLoad) {
+  // Unshaped first (ref workers and link_emulation auto: off), to learn how much the
+  // busiest worker sends; then a link slow enough that its port alone needs 0.4 s.
+  const auto [plan, dir] = plan_for("cnn", Strategy::Pipeline, 2);
+  const RunResult unshaped = run_on_cluster(plan, dir, cluster(), quick(4, 2));
+  ASSERT_TRUE(unshaped.complete) << unshaped.error;
+  EXPECT_EQ(unshaped.link_emulation, "off");
+  std::uint64_t busiest = 0;
+  for (const auto& node : unshaped.nodes) busiest = std::max(busiest, node.tensor_bytes_sent);
+  ASSERT_GT(busiest, 0u);
+  ClusterConfig paced = cluster();
+  paced.link_emulation = LinkEmulation::Paced;
+  paced.link_gbps = static_cast<double>(busiest) * 8 / 0.4 / 1e9;
+  const RunResult result = run_on_cluster(plan, dir, paced, quick(4, 2));
+  ASSERT_TRUE(result.complete) << result.error;
+  EXPECT_EQ(result.link_emulation, "paced");
+  EXPECT_EQ(result.output_sha256, unshaped.output_sha256);
+  // The busiest worker's egress is paced only if its LOAD told it the link.
+  EXPECT_GE(result.wall_s, 0.36) << "unshaped: " << unshaped.wall_s << " s";
+  for (const auto& node : result.nodes) EXPECT_GE(node.cpu_ms, 0.0);
+  EXPECT_GT(result.orchestrator_cpu_ms_per_frame, 0.0);
+}
+
 TEST_F(ClusterRunTest, WrongTokenIsRefusedNamingTheNode) {
   const auto [plan, dir] = plan_for("cnn", Strategy::Experts, 1);
   const RunResult result = run_on_cluster(plan, dir, cluster("wrong"), quick());

@@ -32,6 +32,8 @@ vars=$(cat <<JSON
   "sweep_frames": 4,
   "sweep_inflight": 2,
   "sweep_warmup_frames": 1,
+  "sweep_repetitions": 2,
+  "sweep_min_seconds": 0,
   "sweep_timeout": 240,
   "sweep_poll_interval": 2,
   "workers_max_lifetime": 300
@@ -53,6 +55,8 @@ for f in report.md env.json bench_cnn_scaling.json bench_convvit_scaling.json cl
 done
 grep -q '^> \*\*Timing: modeled.\*\*' "$results/report.md" || fail "report.md does not say modeled"
 grep -q '^## Break-even model size' "$results/report.md" || fail "report.md has no break-even"
+grep -q '^| link | emulated 1 Gbit/s (paced) |' "$results/report.md" || fail "the link is not emulated"
+grep -q '^### Predicted and measured' "$results/report.md" || fail "no predicted/measured section"
 grep -q 'replicate (data-parallel baseline)' "$results/report.md" || fail "no data-parallel column"
 grep -q '^| 2 | ' "$results/report.md" || fail "no 2-node break-even row"
 if grep -q '^## Failed configurations' "$results/report.md"; then

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -78,6 +79,100 @@ TEST(ReportAnalysis, SpeedupAndEfficiencyAreAgainstTheOneNodeRunOfTheSameModel) 
   EXPECT_NEAR(base->speedup, 1.0, 1e-12);
   EXPECT_TRUE(a.modeled);
   EXPECT_NE(a.timing_label.find("KV260 timing model"), std::string::npos);
+}
+
+report::Row row_with(const std::string& size, double speedup, double lo, double hi) {
+  report::Row r;
+  r.m.size = size;
+  r.m.params = 1;
+  r.has_baseline = true;
+  r.speedup = speedup;
+  r.speedup_lo = lo;
+  r.speedup_hi = hi;
+  return r;
+}
+
+TEST(ReportAnalysis, BreakEvenNeedsTheSpeedupsWholeIntervalAboveOne) {
+  // 1.04 at 5M, but its interval reaches down to 0.99: not a win yet.
+  const report::Row a = row_with("2M", 1.03, 0.97, 1.09), b = row_with("5M", 1.04, 0.99, 1.10),
+                    c = row_with("10M", 1.20, 1.12, 1.28), d = row_with("20M", 1.40, 1.30, 1.50);
+  const std::vector<const report::Row*> series = {&a, &b, &c, &d};
+  const BreakEven with_interval = report::break_even(
+      series, &report::Row::speedup, &report::Row::speedup_lo, &report::Row::speedup_hi);
+  EXPECT_EQ(with_interval.kind, BreakEven::Kind::From);
+  EXPECT_EQ(with_interval.size.label, "10M");
+  EXPECT_EQ(report::break_even_cell(with_interval), "10M (1.20× [1.12, 1.28])");
+  // The point estimates alone would have declared it at the smallest size.
+  EXPECT_EQ(report::break_even(series, &report::Row::speedup).kind, BreakEven::Kind::Always);
+  // An interval that reaches 1 at the largest size: no break-even.
+  const report::Row e = row_with("50M", 1.05, 0.98, 1.12);
+  const BreakEven never = report::break_even({&a, &b, &c, &d, &e}, &report::Row::speedup,
+                                             &report::Row::speedup_lo, &report::Row::speedup_hi);
+  EXPECT_EQ(never.kind, BreakEven::Kind::Never);
+  EXPECT_EQ(report::break_even_cell(never), "> 50M (1.05× [0.98, 1.12] at 50M)");
+}
+
+TEST(ReportResults, RepetitionsGiveTheMeansConfidenceInterval) {
+  // Three repetitions at fps -1 %, fps, +1 %: sd 1 % of fps, the 95 % half-width
+  // t(2) * sd / sqrt(3) = 4.303 * 1 % / 1.732 = 2.48 % of fps.
+  const auto r = parse(testing::benchmark_json("cnn", testing::cnn_configs(), "sim", 3));
+  const auto& m = r.measurements[0];
+  EXPECT_NEAR(m.fps_stddev, 1.0, 1e-9);
+  EXPECT_NEAR(m.fps_lo, 100 - 4.303 / std::sqrt(3.0), 1e-6);
+  EXPECT_NEAR(m.fps_hi, 100 + 4.303 / std::sqrt(3.0), 1e-6);
+  const auto a = report::analyze(r);
+  const report::Row* row = a.families[0].find("10M", 2, "experts");
+  ASSERT_NE(row, nullptr);
+  const double half = 4.303 / std::sqrt(3.0) / 100;
+  EXPECT_NEAR(row->speedup_lo, 1.5 * (1 - half) / (1 + half), 1e-9);
+  EXPECT_NEAR(row->speedup_hi, 1.5 * (1 + half) / (1 - half), 1e-9);
+  // 3 nodes pipeline wins 1.1x at 2M, whose interval [1.05, 1.16] stays above 1.
+  EXPECT_EQ(find(a.families[0].throughput_break_even, 3, "pipeline").kind, BreakEven::Kind::Always);
+}
+
+TEST(ReportAnalysis, AFitOffByMoreThanTenPercentNamesTheMeasuredComponent) {
+  report::Measurement m;
+  m.fps = 156;
+  m.predicted_fps = 204;
+  m.params = 20e6;
+  // The busiest node waits 6.40 ms per frame where the plan predicts 4.90 ms.
+  m.node_ms = 6.40;
+  m.predicted_node_ms = 4.90;
+  m.worker_cpu_ms = 0.2;
+  m.orchestrator_cpu_ms = 0.3;
+  m.link_paced = 1;
+  m.node_tx_bytes = 300e3;
+  const std::string node = report::fit_cause(m, 1.0);
+  EXPECT_NE(node.find("busiest node's backend takes 6.40 ms per frame, the plan predicts 4.90"),
+            std::string::npos)
+      << node;
+  EXPECT_EQ(node.find("CPU"), std::string::npos) << node;
+
+  // Nodes that wait for work, and workers burning CPU on this machine.
+  m.node_ms = 4.90;
+  m.worker_cpu_ms = 3.0;
+  const std::string idle = report::fit_cause(m, 1.0);
+  EXPECT_NE(idle.find("idle"), std::string::npos) << idle;
+  EXPECT_NE(idle.find("the workers' own CPU time on this machine is 3.00 ms per frame"),
+            std::string::npos)
+      << idle;
+
+  // Faster than predicted on an unshaped link that the plan counted.
+  m.fps = 260;
+  m.worker_cpu_ms = 0.2;
+  m.node_ms = 3.8;
+  m.link_paced = 0;
+  m.node_tx_bytes = 600e3;  // 4.8 ms at 1 Gbit/s
+  const std::string link = report::fit_cause(m, 1.0);
+  EXPECT_NE(link.find("the link is unshaped"), std::string::npos) << link;
+}
+
+TEST(ReportAnalysis, TheLinkLabelSaysWhetherItWasEmulated) {
+  EXPECT_EQ(report::link_label("paced", "1.000", "0", true), "emulated 1 Gbit/s (paced)");
+  EXPECT_EQ(report::link_label("paced", "0.100", "200", true),
+            "emulated 0.1 Gbit/s (paced), 200 us one way");
+  EXPECT_EQ(report::link_label("off", "1.000", "0", true), "unshaped (loopback)");
+  EXPECT_EQ(report::link_label("off", "1.000", "0", false), "unshaped (the real network)");
 }
 
 TEST(ReportAnalysis, BreakEvenWithoutMeasurementsIsNoData) {
@@ -235,8 +330,14 @@ TEST(ReportCli, RendersTheReportWithBreakEvenTablesAndModeledFigures) {
   EXPECT_NE(md.find("*Throughput speedup over one node"), std::string::npos);
   EXPECT_NE(md.find("Modeled (sim backend"), std::string::npos) << md;
   // The busiest node's share of the predicted compute, beside the measured bytes.
-  EXPECT_NE(md.find("| busiest node | wire bytes/frame |"), std::string::npos) << md;
-  EXPECT_NE(md.find(" | 47 % | 400 kB | "), std::string::npos) << md;
+  EXPECT_NE(md.find("| busiest node | node ms/frame (plan) |"), std::string::npos) << md;
+  EXPECT_NE(md.find(" | 47 % | — | — | — | 400 kB | "), std::string::npos) << md;
+  // The link as the suites ran it, in the run table and in every caption.
+  EXPECT_NE(md.find("| link | emulated 1 Gbit/s (paced) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("; link emulated 1 Gbit/s (paced)).*"), std::string::npos) << md;
+  // Predicted next to measured, with their ratio (the synthetic prediction is 5 % high).
+  EXPECT_NE(md.find("### Predicted and measured"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 10M | 1 | single | 21.0 | 20.0 | 0.95 | — |"), std::string::npos) << md;
 
   for (const char* family : {"cnn", "convvit"})
     for (const char* kind : {"speedup", "efficiency", "latency", "bytes"}) {

@@ -1,6 +1,8 @@
 #include "analysis.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -101,7 +103,10 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
       row.speedup = m.fps / b.fps;
       row.latency_speedup = (m.p50_ms > 0 && b.p50_ms > 0) ? b.p50_ms / m.p50_ms : 0;
       row.efficiency = row.speedup / m.nodes;
+      row.speedup_lo = b.fps_hi > 0 ? m.fps_lo / b.fps_hi : row.speedup;
+      row.speedup_hi = b.fps_lo > 0 ? m.fps_hi / b.fps_lo : row.speedup;
     }
+    if (!m.failed && m.predicted_fps > 0) row.fit = m.fps / m.predicted_fps;
     fa.rows.push_back(std::move(row));
   }
   std::stable_sort(fa.rows.begin(), fa.rows.end(), [&](const Row& a, const Row& b) {
@@ -116,7 +121,7 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
       std::vector<const Row*> series;
       for (const auto& size : fa.sizes)
         if (const Row* r = fa.find(size.label, n, s)) series.push_back(r);
-      BreakEven t = break_even(series, &Row::speedup);
+      BreakEven t = break_even(series, &Row::speedup, &Row::speedup_lo, &Row::speedup_hi);
       BreakEven l = break_even(series, &Row::latency_speedup);
       t.nodes = l.nodes = n;
       t.strategy = l.strategy = s;
@@ -148,16 +153,22 @@ std::string timing_label(const std::string& backend) {
   return "backend " + backend;
 }
 
-BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*metric) {
+BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*metric,
+                     double Row::*lower, double Row::*upper) {
   BreakEven be;
   std::vector<const Row*> usable;
   for (const Row* r : rows_by_size)
     if (r && !r->m.failed && r->has_baseline && r->*metric > 0) usable.push_back(r);
   if (usable.empty()) return be;  // NoData
 
-  // Walk down from the largest size while N nodes still beat one.
+  // Walk down from the largest size while N nodes still beat one: the interval's lower
+  // end above 1 (a point estimate when the row has no interval).
+  auto beats = [&](const Row* r) {
+    const double low = lower != nullptr && r->*lower > 0 ? r->*lower : r->*metric;
+    return low > 1.0;
+  };
   std::size_t first = usable.size();
-  while (first > 0 && usable[first - 1]->*metric > 1.0) --first;
+  while (first > 0 && beats(usable[first - 1])) --first;
   if (first == usable.size()) {
     be.kind = BreakEven::Kind::Never;
     first = usable.size() - 1;
@@ -166,7 +177,84 @@ BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*m
   }
   be.size = {usable[first]->m.size, usable[first]->m.params};
   be.at = usable[first]->*metric;
+  be.at_lo = lower != nullptr && usable[first]->*lower > 0 ? usable[first]->*lower : be.at;
+  be.at_hi = upper != nullptr && usable[first]->*upper > 0 ? usable[first]->*upper : be.at;
   return be;
+}
+
+std::string link_label(const std::string& emulation, const std::string& gbps,
+                       const std::string& latency_us, bool loopback) {
+  if (emulation == "paced") {
+    std::string rate = gbps;
+    try {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%g", std::stod(gbps));
+      rate = buf;
+    } catch (const std::exception&) {
+    }
+    std::string label = "emulated " + rate + " Gbit/s (paced)";
+    if (!latency_us.empty() && latency_us != "0") label += ", " + latency_us + " us one way";
+    return label;
+  }
+  if (emulation == "off") return loopback ? "unshaped (loopback)" : "unshaped (the real network)";
+  return gbps.empty() ? "unknown" : gbps + " Gbit/s (not recorded whether it was emulated)";
+}
+
+std::string fit_cause(const Measurement& m, double link_gbps) {
+  if (m.failed || !(m.predicted_fps > 0) || !(m.fps > 0)) return "";
+  const double interval = 1000.0 / m.fps;  // measured ms per frame
+  const double predicted = 1000.0 / m.predicted_fps;
+  char buf[256];
+  std::vector<std::string> causes;
+  // The busiest node's backend time (for sim: the modeled time it waited) against the
+  // plan's compute on that node.
+  if (m.node_ms > 0 && m.predicted_node_ms > 0 && m.node_ms > 1.05 * m.predicted_node_ms) {
+    std::snprintf(buf, sizeof buf,
+                  "the busiest node's backend takes %.2f ms per frame, the plan predicts %.2f ms "
+                  "of compute there",
+                  m.node_ms, m.predicted_node_ms);
+    causes.push_back(buf);
+  }
+  // Nodes idle while frames wait: orchestration or the in-flight window.
+  if (m.node_ms > 0 && interval > 1.10 * m.node_ms &&
+      !(m.link_paced > 0.5 && link_gbps > 0 &&
+        m.node_tx_bytes * 8 / (link_gbps * 1e9) * 1e3 > 0.9 * interval)) {
+    std::snprintf(buf, sizeof buf,
+                  "the busiest node is busy %.2f ms of each %.2f ms frame interval (idle %.0f %%: "
+                  "orchestration or the in-flight window)",
+                  m.node_ms, interval, 100.0 * (1 - m.node_ms / interval));
+    causes.push_back(buf);
+  }
+  if (m.worker_cpu_ms > 0.25 * interval) {
+    std::snprintf(buf, sizeof buf,
+                  "the workers' own CPU time on this machine is %.2f ms per frame (%.0f %% of the "
+                  "interval) and can leak into the measurement",
+                  m.worker_cpu_ms, 100.0 * m.worker_cpu_ms / interval);
+    causes.push_back(buf);
+  }
+  if (m.orchestrator_cpu_ms > 0.25 * interval) {
+    std::snprintf(buf, sizeof buf,
+                  "orchestration on the head node costs %.2f ms of CPU per frame (%.0f %% of the "
+                  "interval)",
+                  m.orchestrator_cpu_ms, 100.0 * m.orchestrator_cpu_ms / interval);
+    causes.push_back(buf);
+  }
+  if (link_gbps > 0 && m.node_tx_bytes > 0) {
+    const double link_ms = m.node_tx_bytes * 8 / (link_gbps * 1e9) * 1e3;
+    if (m.link_paced == 0 && m.fps > m.predicted_fps && link_ms > 0.5 * predicted) {
+      std::snprintf(buf, sizeof buf,
+                    "the link is unshaped: the busiest port's %.2f ms per frame at %g Gbit/s, "
+                    "which the plan counts, is not spent",
+                    link_ms, link_gbps);
+      causes.push_back(buf);
+    } else if (m.link_paced > 0.5 && link_ms > 0.9 * interval) {
+      std::snprintf(buf, sizeof buf, "the link: the busiest port sends %.2f ms per frame", link_ms);
+      causes.push_back(buf);
+    }
+  }
+  std::string out;
+  for (const auto& c : causes) out += (out.empty() ? "" : "; ") + c;
+  return out;
 }
 
 Analysis analyze(const RunResults& results) {
@@ -174,6 +262,35 @@ Analysis analyze(const RunResults& results) {
   a.backend = suites_backend(results);
   a.modeled = backend_is_modeled(a.backend);
   a.timing_label = timing_label(a.backend);
+  {
+    std::set<std::string> emulation, gbps, latency;
+    bool loopback = true;
+    for (const auto& suite : results.suites) {
+      emulation.insert(suite.get("link_emulation"));
+      gbps.insert(suite.get("link_gbps"));
+      latency.insert(suite.get("link_latency_us"));
+    }
+    if (results.env.is_object() && results.env.contains("hosts") &&
+        results.env["hosts"].is_object())
+      for (const auto& [name, h] : results.env["hosts"].items())
+        if (h.is_object() && h.value("role", "") != "head" && h.contains("address") &&
+            h["address"].is_string()) {
+          const std::string address = h["address"].get<std::string>();
+          if (address.rfind("127.", 0) != 0 && address != "localhost" && address != "::1")
+            loopback = false;
+        }
+    const auto one = [](const std::set<std::string>& v) {
+      return v.size() == 1 ? *v.begin() : std::string();
+    };
+    a.link_label = emulation.size() == 1
+                       ? link_label(one(emulation), one(gbps), one(latency), loopback)
+                       : "mixed";
+    try {
+      a.link_gbps = one(gbps).empty() ? 0 : std::stod(one(gbps));
+    } catch (const std::exception&) {
+      a.link_gbps = 0;
+    }
+  }
 
   std::vector<std::string> order;
   std::map<std::string, std::vector<Measurement>> by_family;
@@ -183,6 +300,10 @@ Analysis analyze(const RunResults& results) {
     by_family[m.family].push_back(m);
   }
   for (const auto& family : order) a.families.push_back(analyze_family(family, by_family[family]));
+  for (auto& fa : a.families)
+    for (auto& row : fa.rows)
+      if (row.fit > 0 && std::fabs(row.fit - 1) > kFitTolerance)
+        row.cause = fit_cause(row.m, a.link_gbps);
   return a;
 }
 

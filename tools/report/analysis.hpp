@@ -18,14 +18,31 @@ struct Row {
   double speedup = 0;          // fps / fps on one node (throughput)
   double latency_speedup = 0;  // p50 on one node / p50 (0 when a p50 is missing)
   double efficiency = 0;       // speedup / nodes
+  // The speedup's 95 % interval: the repetitions' intervals of both fps, combined the
+  // conservative way (lowest over highest, highest over lowest).
+  double speedup_lo = 0;
+  double speedup_hi = 0;
+  double fit = 0;     // measured fps / predicted fps (0: no prediction)
+  std::string cause;  // for a fit off by more than kFitTolerance: the measured reason
 };
+
+// Predicted and measured fps agree when their ratio is within this of 1.
+inline constexpr double kFitTolerance = 0.10;
+// The models the agreement is required for (smaller ones are reported all the same).
+inline constexpr double kFitMinParams = 5e6;
+
+// Why measured and predicted fps differ, named from the measurements of `m` (the busiest
+// node's time against the plan's, the workers' and the orchestrator's CPU time, the link,
+// idle nodes). Empty when no measured component explains it.
+std::string fit_cause(const Measurement& m, double link_gbps);
 
 struct Size {
   std::string label;  // as swept: "10M"
   double params = 0;  // measured parameter count
 };
 
-// The smallest model size from which N nodes beat one at every larger size measured.
+// The smallest model size from which N nodes beat one at every larger size measured: the
+// speedup's whole 95 % interval above 1 (with one repetition, its value).
 struct BreakEven {
   enum class Kind {
     Always,  // beats one node at every size measured, the smallest included
@@ -38,6 +55,7 @@ struct BreakEven {
   Kind kind = Kind::NoData;
   Size size;      // Always: the smallest size; From: the break-even size; Never: the largest
   double at = 0;  // the speedup at `size`
+  double at_lo = 0, at_hi = 0;  // its interval
 };
 
 struct FamilyAnalysis {
@@ -60,16 +78,23 @@ struct Analysis {
   std::string backend;                   // from the suites' context ("mixed" when they differ)
   bool modeled = false;                  // every suite ran on the sim backend
   std::string timing_label;              // what the times come from: "sim backend: ..."
+  std::string link_label;                // "emulated 1 Gbit/s (paced)", "unshaped (loopback)"
+  double link_gbps = 0;
 };
 
 // Whether times on `backend` are modeled (sim), and where they come from, in words.
 bool backend_is_modeled(const std::string& backend);
+// The run's link in words, from the suites' context: `emulation` "paced" or "off".
+std::string link_label(const std::string& emulation, const std::string& gbps,
+                       const std::string& latency_us, bool loopback);
 std::string timing_label(const std::string& backend);
 
 Analysis analyze(const RunResults& results);
 
 // The break-even of `rows` (one configuration at increasing sizes); `metric` picks the
-// speedup. Exposed for tests.
-BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*metric);
+// speedup and `lower`, when given, its interval's lower end (the rule then needs the
+// whole interval above 1). Exposed for tests.
+BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*metric,
+                     double Row::*lower = nullptr, double Row::*upper = nullptr);
 
 }  // namespace dpushard::report

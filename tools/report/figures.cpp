@@ -50,7 +50,8 @@ json figure(const FamilyAnalysis& fa, const Analysis& a, const std::string& kind
           {"ylabel", ylabel},
           {"xlog", true},
           {"ylog", false},
-          {"note", std::string(a.modeled ? "Modeled" : "Measured") + " (" + a.timing_label + ")"},
+          {"note", std::string(a.modeled ? "Modeled" : "Measured") + " (" + a.timing_label +
+                       "; link " + a.link_label + ")"},
           {"series", json::array()}};
 }
 

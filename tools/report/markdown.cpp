@@ -41,6 +41,13 @@ std::string count(double v) {  // 10'123'456 -> "10.1M"
   return sig3(x) + suffix;
 }
 
+// "1.27× [1.25, 1.29]": a speedup with its interval (none with one repetition).
+std::string speedup_text(double at, double lo, double hi) {
+  std::string text = fixed(at, 2) + "×";
+  if (hi > lo) text += " [" + fixed(lo, 2) + ", " + fixed(hi, 2) + "]";
+  return text;
+}
+
 std::string bytes(double v) {
   if (v >= 1e6) return sig3(v / 1e6) + " MB";
   if (v >= 1e3) return sig3(v / 1e3) + " kB";
@@ -85,13 +92,13 @@ void run_section(std::ostringstream& md, const RunResults& r, const Analysis& a)
   md << "| inventory | " << run_value(r, "inventory", "unknown") << " |\n";
   md << "| backend / target | " << a.backend << " / " << run_value(r, "target", "unknown")
      << " |\n";
-  md << "| link | " << run_value(r, "link_gbps", "?") << " Gbit/s |\n";
+  md << "| link | " << a.link_label << " |\n";
   md << "| timing | " << (a.modeled ? "modeled: " : "measured: ") << a.timing_label << " |\n";
   md << "| frames per configuration | at least " << run_value(r, "frames", "?")
      << " timed (and enough for " << run_value(r, "min_seconds", "0")
      << " s at the predicted fps), " << run_value(r, "inflight", "?") << " in flight, "
      << run_value(r, "warmup_frames", "?") << " warm-up; " << run_value(r, "iterations", "?")
-     << " iteration(s) |\n";
+     << " iteration(s), " << run_value(r, "repetitions", "1") << " repetition(s) |\n";
   md << "| models | zoo, " << run_value(r, "zoo_experts", "?") << " experts, input "
      << run_value(r, "zoo_input", "?") << ", seed " << run_value(r, "zoo_seed", "?") << " |\n";
   if (env.is_object() && env.contains("hosts") && env["hosts"].is_object()) {
@@ -146,11 +153,14 @@ void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
 void break_even_section(std::ostringstream& md, const Analysis& a) {
   md << "## Break-even model size\n\n"
      << "The smallest model size from which N nodes beat one node at every larger size "
-        "measured (speedup above 1). `≤ S`: already at the smallest size measured; `> S`: "
-        "not even at the largest. The speedup at that size is in brackets. `replicate` "
+        "measured: the speedup's 95 % interval over the repetitions lies above 1 (a speedup "
+        "whose interval reaches 1 does not count). `≤ S`: already at the smallest size "
+        "measured; `> S`: not even at the largest. The speedup at that size is in brackets "
+        "with its interval. `replicate` "
         "runs the whole model on every node (data parallel) and is the baseline the model-"
         "parallel strategies are judged against. Times are "
-     << (a.modeled ? "**modeled**" : "**measured**") << " (" << a.timing_label << ").\n\n";
+     << (a.modeled ? "**modeled**" : "**measured**") << " (" << a.timing_label << "; link "
+     << a.link_label << ").\n\n";
   for (const auto& fa : a.families) {
     if (fa.throughput_break_even.empty()) continue;
     md << "### " << fa.family << ": throughput (frames per second)\n\n";
@@ -164,7 +174,7 @@ void figure(std::ostringstream& md, const Analysis& a, const FamilyAnalysis& fa,
             const std::string& kind, const std::string& caption) {
   md << "![" << fa.family << " " << kind << "](" << figure_file(fa.family, kind) << ")\n\n"
      << "*" << caption << " " << (a.modeled ? "Modeled" : "Measured") << " (" << a.timing_label
-     << ").*\n\n";
+     << "; link " << a.link_label << ").*\n\n";
 }
 
 void speedup_matrix(std::ostringstream& md, const FamilyAnalysis& fa) {
@@ -195,25 +205,66 @@ void speedup_matrix(std::ostringstream& md, const FamilyAnalysis& fa) {
 }
 
 void measurements_table(std::ostringstream& md, const FamilyAnalysis& fa) {
-  md << "| size | params | nodes | strategy | fps | predicted fps | p50 ms | p90 ms | p99 ms "
-        "| speedup | latency speedup | efficiency | busiest node | wire bytes/frame "
-        "| between nodes/frame |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  md << "| size | params | nodes | strategy | fps [95 % interval] | predicted fps | measured / "
+        "predicted | p50 ms | p90 ms | p99 ms | speedup [95 % interval] | latency speedup | "
+        "efficiency | busiest node | node ms/frame (plan) | worker CPU ms/frame | head CPU "
+        "ms/frame | wire bytes/frame | between nodes/frame |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : fa.rows) {
     const Measurement& m = r.m;
     md << "| " << m.size << " | " << (m.failed ? "—" : count(m.params)) << " | " << m.nodes << " | "
        << m.strategy << " | ";
     if (m.failed) {
-      md << "failed: " << m.error << " | | | | | | | | | | |\n";
+      md << "failed: " << m.error << " | | | | | | | | | | | | | | |\n";
       continue;
     }
-    md << sig3(m.fps) << " | " << (m.predicted_fps > 0 ? sig3(m.predicted_fps) : "—") << " | "
-       << sig3(m.p50_ms) << " | " << sig3(m.p90_ms) << " | " << sig3(m.p99_ms) << " | "
-       << (r.has_baseline ? fixed(r.speedup, 2) + "×" : "—") << " | "
+    md << sig3(m.fps);
+    if (m.fps_hi > m.fps_lo) md << " [" << sig3(m.fps_lo) << ", " << sig3(m.fps_hi) << "]";
+    md << " | " << (m.predicted_fps > 0 ? sig3(m.predicted_fps) : "—") << " | "
+       << (r.fit > 0 ? fixed(r.fit, 2) + (std::fabs(r.fit - 1) > kFitTolerance ? " ⚠" : "") : "—")
+       << " | " << sig3(m.p50_ms) << " | " << sig3(m.p90_ms) << " | " << sig3(m.p99_ms) << " | "
+       << (r.has_baseline ? speedup_text(r.speedup, r.speedup_lo, r.speedup_hi) : "—") << " | "
        << (r.has_baseline && r.latency_speedup > 0 ? fixed(r.latency_speedup, 2) + "×" : "—")
        << " | " << (r.has_baseline ? fixed(100 * r.efficiency, 0) + " %" : "—") << " | "
        << (m.busiest_node_share > 0 ? fixed(100 * m.busiest_node_share, 0) + " %" : "—") << " | "
-       << bytes(m.bytes_per_frame) << " | " << bytes(m.node_bytes_per_frame) << " |\n";
+       << (m.node_ms > 0 ? sig3(m.node_ms) + " (" + sig3(m.predicted_node_ms) + ")" : "—") << " | "
+       << (m.node_ms > 0 ? sig3(m.worker_cpu_ms) : "—") << " | "
+       << (m.node_ms > 0 ? sig3(m.orchestrator_cpu_ms) : "—") << " | " << bytes(m.bytes_per_frame)
+       << " | " << bytes(m.node_bytes_per_frame) << " |\n";
+  }
+  md << "\n";
+}
+
+// The planner's prediction against the measurement, per configuration, with the measured
+// reason wherever they differ by more than the tolerance for a model of 5M parameters or more.
+void fit_section(std::ostringstream& md, const FamilyAnalysis& fa) {
+  int off = 0, checked = 0;
+  for (const auto& r : fa.rows)
+    if (r.fit > 0 && r.m.params >= kFitMinParams) {
+      ++checked;
+      if (std::fabs(r.fit - 1) > kFitTolerance) ++off;
+    }
+  md << "### Predicted and measured\n\n"
+     << "The planner's predicted fps (its cost model, `plan.yaml`) next to the measured fps. "
+     << off << " of the " << checked << " configurations of " << count(kFitMinParams)
+     << " parameters or more differ by more than " << fixed(100 * kFitTolerance, 0)
+     << " %; for those the reason column names the component that differs, from the "
+        "measurements (the busiest node's backend time against the plan's, idle nodes, the "
+        "workers' and the head node's CPU time per frame on this machine, the link).\n\n"
+     << "| size | nodes | strategy | predicted fps | measured fps | measured / predicted | "
+        "reason |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& r : fa.rows) {
+    if (r.m.failed || !(r.fit > 0)) continue;
+    const bool off_fit = std::fabs(r.fit - 1) > kFitTolerance;
+    std::string reason = "—";
+    if (off_fit)
+      reason = !r.cause.empty() ? r.cause
+                                : "not explained by the measured components (the timing "
+                                  "model's own difference between planner and sim)";
+    if (off_fit && r.m.params < kFitMinParams) reason += " (below " + count(kFitMinParams) + ")";
+    md << "| " << r.m.size << " | " << r.m.nodes << " | " << r.m.strategy << " | "
+       << sig3(r.m.predicted_fps) << " | " << sig3(r.m.fps) << " | " << fixed(r.fit, 2)
+       << (off_fit ? " ⚠" : "") << " | " << reason << " |\n";
   }
   md << "\n";
 }
@@ -235,8 +286,16 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
     figure(md, a, fa, "bytes",
            "Bytes on the network per frame, measured: the input sent to the first nodes, the "
            "tensors between nodes and the outputs sent back, message headers included.");
+  fit_section(md, fa);
   md << "### All measurements\n\n"
-     << "fps: frames per second over the timed span; predicted: the planner's cost model; "
+     << "fps: frames per second over the timed span, the mean of the repetitions with the 95 % "
+        "confidence interval of the mean (Student's t); predicted: the planner's cost model; "
+        "measured / predicted: their ratio (⚠ beyond 10 %); node ms/frame: the busiest "
+        "node's backend time per frame (for `sim`, the modeled time it waited) with the "
+        "plan's prediction of it in brackets; worker CPU: the largest worker process's CPU "
+        "time per frame on this machine while streaming (receiving, sending, scheduling: "
+        "real work of this host, which the modeled time must not include); head CPU: the "
+        "orchestrating process's; "
         "p50/p90/p99: per-frame latency from input sent to output received; wire bytes: "
         "measured tensor traffic per frame; between nodes: the plan's int8 bytes from node to "
         "node per frame; busiest node: the share of the plan's predicted compute on its "
@@ -249,13 +308,14 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
 }  // namespace
 
 std::string break_even_cell(const BreakEven& be) {
+  const std::string at = speedup_text(be.at, be.at_lo, be.at_hi);
   switch (be.kind) {
     case BreakEven::Kind::Always:
-      return "≤ " + be.size.label + " (" + fixed(be.at, 2) + "×)";
+      return "≤ " + be.size.label + " (" + at + ")";
     case BreakEven::Kind::From:
-      return be.size.label + " (" + fixed(be.at, 2) + "×)";
+      return be.size.label + " (" + at + ")";
     case BreakEven::Kind::Never:
-      return "> " + be.size.label + " (" + fixed(be.at, 2) + "× at " + be.size.label + ")";
+      return "> " + be.size.label + " (" + at + " at " + be.size.label + ")";
     case BreakEven::Kind::NoData:
       break;
   }
@@ -272,7 +332,12 @@ std::string render_markdown(const RunResults& results, const Analysis& a,
     md << "Each worker (sim backend) completes a fragment after the KV260 timing model's time "
           "for it (docs/perf.md); the tensors between fragments really travel between the "
           "worker processes, so transport and orchestration costs are measured on this "
-          "machine.";
+          "machine. Link: "
+       << a.link_label
+       << (a.link_label.rfind("emulated", 0) == 0
+               ? " (every node's and the orchestrator's port paces what it sends and receives "
+                 "to the link rate, docs/cluster.md)."
+               : ".");
   else
     md << "Times are measured: " << a.timing_label << ".";
   md << "\n\n";

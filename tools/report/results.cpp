@@ -1,7 +1,9 @@
 #include "results.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "dpushard/error.hpp"
@@ -97,10 +99,38 @@ Measurement combine(const std::vector<const json*>& entries, const std::string& 
   m.node_bytes_per_frame = average("node_bytes_per_frame", false);
   m.predicted_fps = average("predicted_fps", false);
   m.busiest_node_share = average("busiest_node_share", false);
+  m.node_ms = average("node_ms", false);
+  m.predicted_node_ms = average("predicted_node_ms", false);
+  m.worker_cpu_ms = average("worker_cpu_ms", false);
+  m.orchestrator_cpu_ms = average("orchestrator_cpu_ms", false);
+  m.node_tx_bytes = average("node_tx_bytes", false);
+  m.link_paced = use.front()->contains("link_paced") ? average("link_paced", false) : -1;
   m.repetitions = from_mean
                       ? static_cast<int>(number_field(*use.front(), "repetitions", 1, where, false))
                       : static_cast<int>(use.size());
   if (!(m.fps > 0)) throw Error(where + ": counter 'fps' is not positive");
+
+  // The spread, from the repetitions' own entries (Google Benchmark writes them beside
+  // the aggregates unless told to report aggregates only).
+  std::vector<double> fps;
+  for (const json* e : entries)
+    if (string_field(*e, "run_type", "iteration") == "iteration" &&
+        !e->value("error_occurred", false))
+      fps.push_back(number_field(*e, "fps", 0, where, true));
+  m.fps_lo = m.fps_hi = m.fps;
+  if (fps.size() >= 2) {
+    double mean = 0;
+    for (double v : fps) mean += v;
+    mean /= static_cast<double>(fps.size());
+    double ss = 0;
+    for (double v : fps) ss += (v - mean) * (v - mean);
+    const auto n = static_cast<double>(fps.size());
+    m.fps_stddev = std::sqrt(ss / (n - 1));
+    const double half = student_t95(static_cast<int>(fps.size()) - 1) * m.fps_stddev / std::sqrt(n);
+    m.fps_lo = m.fps - half;
+    m.fps_hi = m.fps + half;
+    m.repetitions = static_cast<int>(fps.size());
+  }
   return m;
 }
 
@@ -111,6 +141,14 @@ std::string context_value(const json& value) {
 }
 
 }  // namespace
+
+double student_t95(int df) {
+  static const double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                  2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131};
+  if (df < 1) return 0;
+  if (df <= 15) return kTable[df - 1];
+  return 1.96 + 2.4 / df;  // within 0.5 % of the exact quantile beyond 15
+}
 
 std::string SuiteContext::get(const std::string& key, const std::string& fallback) const {
   const auto it = values.find(key);
@@ -160,7 +198,12 @@ RunResults read_results(const std::filesystem::path& dir) {
   for (const auto& path : files) {
     std::ifstream in(path);
     if (!in) throw Error(path.string() + ": cannot read");
-    json doc = json::parse(in, nullptr, false);
+    std::stringstream text;
+    text << in.rdbuf();
+    // Google Benchmark writes NaN and inf bare (the cv of a counter that is 0 in every
+    // repetition), which is not JSON; such values say nothing, so they become null.
+    static const std::regex kNonFinite(R"(:\s*-?(NaN|nan|inf|Infinity)\b)");
+    json doc = json::parse(std::regex_replace(text.str(), kNonFinite, ": null"), nullptr, false);
     if (doc.is_discarded()) throw Error(path.string() + ": not valid JSON");
     const std::string name = path.filename().string();
     if (name == "env.json") {

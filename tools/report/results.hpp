@@ -12,6 +12,9 @@
 
 namespace dpushard::report {
 
+// The two-sided 95 % quantile of Student's t with `df` degrees of freedom.
+double student_t95(int df);
+
 // One configuration of a scaling suite, averaged over its repetitions.
 struct Measurement {
   std::string file;    // the JSON file it came from (name only)
@@ -32,7 +35,21 @@ struct Measurement {
   double busiest_node_share = 0;    // the busiest node's share of predicted compute (0: unknown)
   double predicted_fps = 0;         // the planner's prediction; 0 when the suite gave none
   int repetitions = 0;              // measurements averaged
-  bool failed = false;              // the suite reported an error for this configuration
+  // The spread of fps over the repetitions: sample standard deviation and the 95 %
+  // confidence interval of the mean (Student's t); lo == hi == fps with one repetition.
+  double fps_stddev = 0;
+  double fps_lo = 0;
+  double fps_hi = 0;
+  // Where the time goes, per frame (0 when the suite did not record it): the busiest
+  // node's backend time measured and the plan's prediction of it, the largest worker and
+  // the orchestrator CPU time on this machine, and the busiest node's bytes sent.
+  double node_ms = 0;
+  double predicted_node_ms = 0;
+  double worker_cpu_ms = 0;
+  double orchestrator_cpu_ms = 0;
+  double node_tx_bytes = 0;
+  double link_paced = -1;  // share of runs with the link paced; -1: not recorded
+  bool failed = false;     // the suite reported an error for this configuration
   std::string error;
 };
 

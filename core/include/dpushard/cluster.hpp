@@ -24,13 +24,23 @@ struct NodeConfig {
   int line = 0;         // in cluster.yaml
 };
 
+// Whether the cluster's link is emulated (docs/cluster.md): every node's and the
+// orchestrator's port paced to link_gbps. Auto: paced when every node of a run runs the
+// sim backend (modeled boards want a modeled wire; real boards have a real one).
+enum class LinkEmulation { Auto, Paced, Off };
+
 struct ClusterConfig {
   std::filesystem::path source;
   std::vector<NodeConfig> nodes;
   double link_gbps = 1.0;
+  double link_latency_us = 0;  // one way, added to every send when paced
+  LinkEmulation link_emulation = LinkEmulation::Auto;
   std::filesystem::path token_file;  // resolved against the file's folder; empty: none
   std::string token;                 // its content
 };
+
+// Whether a run on nodes running `backends` (as they report them) paces the link.
+bool link_is_paced(const ClusterConfig& cluster, const std::vector<std::string>& backends);
 
 // Reads cluster.yaml. Errors are one line "FILE:LINE: problem".
 ClusterConfig read_cluster_config(const std::filesystem::path& path);
@@ -60,6 +70,8 @@ struct NodeResult {
   std::vector<std::string> fragments;
   std::uint64_t frames_computed = 0;  // fragment runs
   double busy_ms = 0;                 // time its backend spent computing
+  double compute_cpu_ms = 0;          // CPU time of its compute threads inside the backend
+  double cpu_ms = 0;                  // the worker process's CPU time while streaming
   double utilization = 0;             // busy time / streaming wall time
   std::uint64_t tensor_bytes_sent = 0;
   std::uint32_t max_queue = 0;
@@ -75,12 +87,22 @@ struct RunResult {
   int inflight = 0;
   double wall_s = 0;  // first input sent to last output received
   double throughput_fps = 0;
+  // Completions after the first / time from the first to the last completion: the rate
+  // once the pipeline is full, which is what a predicted fps means (throughput_fps also
+  // counts the fill, the first frame's latency, against the frames).
+  double steady_fps = 0;
   double latency_p50_ms = 0, latency_p90_ms = 0, latency_p99_ms = 0;
   double latency_mean_ms = 0, latency_min_ms = 0, latency_max_ms = 0;
   // TENSOR frames on the network per frame, headers included: inputs from the
   // orchestrator, tensors between nodes and outputs back.
   double wire_bytes_per_frame = 0;
-  std::uint64_t upload_bytes = 0;  // fragment bytes sent (0 when every worker had them)
+  // The link of the run: "paced" (every port paced to link_gbps, plus link_latency_us one
+  // way) or "off" (unshaped: as fast as the network between the processes).
+  std::string link_emulation = "off";
+  double link_gbps = 0;
+  double link_latency_us = 0;
+  double orchestrator_cpu_ms_per_frame = 0;  // the orchestrating process while streaming
+  std::uint64_t upload_bytes = 0;            // fragment bytes sent (0 when every worker had them)
   std::uint64_t fragments_uploaded = 0;
   std::uint64_t fragments_cached = 0;
   // frame 0's outputs, in the plan's output order; "" for values a timing-only (sim)

@@ -22,7 +22,7 @@
 namespace dpushard::net {
 
 inline constexpr std::uint32_t kMagic = 0x48535044;   // bytes 'D' 'P' 'S' 'H'
-inline constexpr std::uint16_t kProtocolVersion = 2;  // 2: HELLO asks for a heartbeat interval
+inline constexpr std::uint16_t kProtocolVersion = 2;  // 2: HELLO asks for a heartbeat interval, LOAD carries the link
 inline constexpr std::size_t kHeaderBytes = 20;
 inline constexpr std::size_t kDigestBytes = 32;  // sha256 hashes, nonces and HMACs
 inline constexpr std::size_t kMaxNameBytes = 4096;
@@ -191,6 +191,10 @@ struct Load {
   std::uint32_t inflight = 1;  // frames the orchestrator keeps in flight at most
   std::vector<PeerAddress> peers;
   std::vector<FragmentAssignment> fragments;
+  // The emulated link of the job (docs/cluster.md): every node's port paces what it sends
+  // and receives to this rate; 0: unshaped. Plus a one-way latency added to every send.
+  std::uint64_t link_bits_per_s = 0;
+  std::uint32_t link_latency_us = 0;
   bool operator==(const Load&) const = default;
 };
 struct Loaded {
@@ -229,6 +233,7 @@ struct FragmentStats {
   std::uint64_t frames = 0;
   std::uint64_t busy_ns = 0;
   std::uint32_t max_queue = 0;  // most frames waiting for this fragment at once
+  std::uint64_t cpu_ns = 0;     // CPU time of the compute threads inside the backend
   bool operator==(const FragmentStats&) const = default;
 };
 struct Stats {
@@ -236,6 +241,9 @@ struct Stats {
   std::vector<FragmentStats> fragments;
   std::uint64_t tensor_bytes_sent = 0;  // TENSOR frames written to the network, headers included
   std::uint64_t upload_bytes_received = 0;  // fragment bytes this worker ever received
+  // The worker process's CPU time (user + system, every thread) from the job's first
+  // tensor to this answer: its own cost on the machine it runs on, not modeled time.
+  std::uint64_t cpu_ns = 0;
   bool operator==(const Stats&) const = default;
 };
 

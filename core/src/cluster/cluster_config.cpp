@@ -92,7 +92,8 @@ ClusterConfig parse_cluster_config(const std::string& text, const std::string& o
   }
   const Parser parser(origin);
   if (!root.IsMap()) parser.fail(root, "a cluster file is a map with 'nodes'");
-  parser.only_keys(root, {"nodes", "link_gbps", "token_file"}, "cluster");
+  parser.only_keys(root, {"nodes", "link_gbps", "link_latency_us", "link_emulation", "token_file"},
+                   "cluster");
 
   ClusterConfig config;
   config.source = origin;
@@ -119,6 +120,28 @@ ClusterConfig parse_cluster_config(const std::string& text, const std::string& o
     }
     if (!(gbps > 0)) parser.fail(link, "'link_gbps' must be positive");
     config.link_gbps = gbps;
+  }
+  if (const YAML::Node latency = root["link_latency_us"]) {
+    double us = -1;
+    try {
+      us = latency.as<double>();
+    } catch (const YAML::Exception&) {
+      parser.fail(latency, "'link_latency_us' must be a number");
+    }
+    if (!(us >= 0) || us > 1e7) parser.fail(latency, "'link_latency_us' must be in [0, 1e7]");
+    config.link_latency_us = us;
+  }
+  if (root["link_emulation"]) {
+    const std::string mode = parser.text(root, "link_emulation", "cluster", true);
+    if (mode == "auto")
+      config.link_emulation = LinkEmulation::Auto;
+    else if (mode == "paced")
+      config.link_emulation = LinkEmulation::Paced;
+    else if (mode == "off")
+      config.link_emulation = LinkEmulation::Off;
+    else
+      parser.fail(root["link_emulation"],
+                  "'link_emulation' is '" + mode + "' (known: auto, paced, off)");
   }
   const std::string token_file = parser.text(root, "token_file", "cluster", false);
   if (!token_file.empty()) {

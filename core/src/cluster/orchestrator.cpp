@@ -9,6 +9,7 @@
 
 #include "dpushard/shape.hpp"
 #include "net/auth.hpp"
+#include "net/cpu_time.hpp"
 #include "net/handshake.hpp"
 
 namespace dpushard::cluster {
@@ -32,6 +33,7 @@ Orchestrator::Orchestrator(const ClusterConfig& cluster, const RunOptions& optio
   connection_options_.heartbeat_interval = options.heartbeat_interval;
   connection_options_.peer_timeout = options.peer_timeout;
   connection_options_.handshake_timeout = options.connect_timeout;
+  connection_options_.port = std::make_shared<net::PortShaper>();
   for (int i = 0; i < node_count; ++i)
     links_.push_back(Link{&cluster.nodes[static_cast<std::size_t>(i)], nullptr, {}});
   const net::Digest random = net::random_nonce();
@@ -110,7 +112,20 @@ void Orchestrator::send(std::size_t node, net::Message message) {
 }
 
 // --- connect -----------------------------------------------------------------------------
-void Orchestrator::connect() {
+bool link_is_paced(const ClusterConfig& cluster, const std::vector<std::string>& backends) {
+  switch (cluster.link_emulation) {
+    case LinkEmulation::Paced:
+      return true;
+    case LinkEmulation::Off:
+      return false;
+    case LinkEmulation::Auto:
+      break;
+  }
+  return !backends.empty() &&
+         std::all_of(backends.begin(), backends.end(), [](const auto& b) { return b == "sim"; });
+}
+
+void Orchestrator::connect(RunResult& result) {
   for (std::size_t i = 0; i < links_.size(); ++i) {
     on_io([this, i] {
       net::async_connect_to(
@@ -153,6 +168,19 @@ void Orchestrator::connect() {
                                   std::to_string(link.config->line) + " says '" +
                                   link.config->backend + "'");
   }
+  std::vector<std::string> backends;
+  for (const Link& link : links_) backends.push_back(link.backend);
+  if (link_is_paced(cluster_, backends)) {
+    link_.bits_per_s = static_cast<std::uint64_t>(std::llround(cluster_.link_gbps * 1e9));
+    link_.latency = std::chrono::microseconds(std::llround(cluster_.link_latency_us));
+    result.link_emulation = "paced";
+  } else {
+    link_ = {};
+    result.link_emulation = "off";
+  }
+  result.link_gbps = cluster_.link_gbps;
+  result.link_latency_us = link_.paced() ? cluster_.link_latency_us : 0;
+  connection_options_.port->configure(link_);
 }
 
 // --- upload ------------------------------------------------------------------------------
@@ -228,7 +256,8 @@ void Orchestrator::load(const JobLayout& layout) {
     auto it = layout.assignments.find(static_cast<int>(node));
     if (it == layout.assignments.end()) continue;
     send(node, net::Load{job_, links_[node].config->name,
-                         static_cast<std::uint32_t>(options_.inflight), peers, it->second});
+                         static_cast<std::uint32_t>(options_.inflight), peers, it->second,
+                         link_.bits_per_s, static_cast<std::uint32_t>(link_.latency.count())});
     ++pending;
   }
   const auto deadline = Clock::now() + options_.load_timeout;
@@ -277,6 +306,7 @@ void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& 
 
   std::uint64_t next_frame = 0;
   stream_start_ = Clock::now();
+  const std::uint64_t cpu_start = net::process_cpu_ns();
   auto launch = [&] {
     send_frame(next_frame, layout, input_sets[next_frame % sets]);
     ++next_frame;
@@ -322,10 +352,12 @@ void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& 
     if (++f.count < outputs) continue;
     latencies_ms_.push_back(std::chrono::duration<double, std::milli>(event.at - f.start).count());
     stream_end_ = event.at;
+    if (!first_completion_) first_completion_ = event.at;
     flights_.erase(flight);
     ++result.frames_completed;
     if (next_frame < frames) launch();
   }
+  stream_cpu_ns_ = net::process_cpu_ns() - cpu_start;
 }
 
 void Orchestrator::summarize(RunResult& result) const {
@@ -333,6 +365,14 @@ void Orchestrator::summarize(RunResult& result) const {
   result.wall_s = std::chrono::duration<double>(stream_end_ - stream_start_).count();
   result.throughput_fps =
       result.wall_s > 0 ? static_cast<double>(latencies_ms_.size()) / result.wall_s : 0;
+  // Steady state: the completions after the first, over the time since the first; the
+  // pipeline's fill (the first frame's latency) is left out.
+  const double steady_s =
+      first_completion_ ? std::chrono::duration<double>(stream_end_ - *first_completion_).count()
+                        : 0;
+  result.steady_fps = latencies_ms_.size() >= 2 && steady_s > 0
+                          ? static_cast<double>(latencies_ms_.size() - 1) / steady_s
+                          : result.throughput_fps;
   std::vector<double> sorted = latencies_ms_;
   std::sort(sorted.begin(), sorted.end());
   // Nearest rank: the smallest latency at least p % of the frames do not exceed.
@@ -341,6 +381,8 @@ void Orchestrator::summarize(RunResult& result) const {
         static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
     return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
   };
+  result.orchestrator_cpu_ms_per_frame =
+      static_cast<double>(stream_cpu_ns_) / 1e6 / static_cast<double>(latencies_ms_.size());
   result.latency_p50_ms = percentile(50);
   result.latency_p90_ms = percentile(90);
   result.latency_p99_ms = percentile(99);
@@ -372,7 +414,9 @@ void Orchestrator::collect_stats(const JobLayout& layout, RunResult& result) {
       node.frames_computed += f.frames;
       node.busy_ms += static_cast<double>(f.busy_ns) / 1e6;
       node.max_queue = std::max(node.max_queue, f.max_queue);
+      node.compute_cpu_ms += static_cast<double>(f.cpu_ns) / 1e6;
     }
+    node.cpu_ms = static_cast<double>(stats->cpu_ns) / 1e6;
     node.tensor_bytes_sent = stats->tensor_bytes_sent;
     node.utilization = result.wall_s > 0 ? node.busy_ms / (result.wall_s * 1000.0) : 0;
     wire_bytes += stats->tensor_bytes_sent;
@@ -427,7 +471,7 @@ RunResult run_on_cluster(const Plan& plan, const std::filesystem::path& plan_dir
   }
   Orchestrator orchestrator(cluster, options, plan.nodes);
   try {
-    orchestrator.connect();
+    orchestrator.connect(result);
     orchestrator.upload(layout, result);
     orchestrator.load(layout);
     orchestrator.stream(plan, layout, result);

@@ -30,7 +30,9 @@ class Orchestrator {
   Orchestrator(const Orchestrator&) = delete;
   Orchestrator& operator=(const Orchestrator&) = delete;
 
-  void connect();
+  // Connects and authenticates; then decides the link (link_is_paced) and paces this
+  // process's own port.
+  void connect(RunResult& result);
   void upload(const JobLayout& layout, RunResult& result);
   void load(const JobLayout& layout);
   void stream(const Plan& plan, const JobLayout& layout, RunResult& result);
@@ -67,6 +69,7 @@ class Orchestrator {
   const ClusterConfig& cluster_;
   const RunOptions& options_;
   net::ConnectionOptions connection_options_;
+  net::LinkSpec link_;  // sent to every node in LOAD
   std::vector<Link> links_;
   net::asio::io_context io_;
   std::optional<net::asio::executor_work_guard<net::asio::io_context::executor_type>> work_;
@@ -79,6 +82,8 @@ class Orchestrator {
   std::vector<double> latencies_ms_;
   Clock::time_point stream_start_{};
   Clock::time_point stream_end_{};
+  std::optional<Clock::time_point> first_completion_;
+  std::uint64_t stream_cpu_ns_ = 0;
 };
 
 }  // namespace dpushard::cluster

@@ -18,6 +18,11 @@ constexpr std::size_t kPayloadSlice = std::size_t{8} << 20;
 constexpr std::size_t kStagingBytes = 64 << 10;
 // Messages gathered into one write.
 constexpr std::size_t kMaxGather = 64;
+// Bytes per turn in the emulated port's bucket: small enough that connections sharing a
+// port interleave finely (64 KiB is 0.5 ms at 1 Gbit/s), large enough to cost few timers.
+constexpr std::size_t kPacedSlice = 64 << 10;
+// Waits shorter than this are not worth a timer.
+constexpr auto kPaceSlack = std::chrono::microseconds(20);
 // How long a failing connection waits for its last ERROR to be written.
 constexpr auto kCloseGrace = std::chrono::milliseconds(1000);
 
@@ -41,6 +46,8 @@ Connection::Connection(tcp::socket socket, const ConnectionOptions& options, std
                        std::shared_ptr<BufferPool> pool)
     : socket_(std::move(socket)),
       tick_(socket_.get_executor()),
+      read_pace_(socket_.get_executor()),
+      write_pace_(socket_.get_executor()),
       options_(options),
       label_(std::move(label)),
       pool_(pool ? std::move(pool) : std::make_shared<BufferPool>()),
@@ -112,11 +119,14 @@ void Connection::fill_staging() {
     staged_begin_ = 0;
   }
   auto self = shared_from_this();
-  socket_.async_read_some(
-      asio::buffer(staging_.data() + staged_end_, staging_.size() - staged_end_),
-      [self](const boost::system::error_code& ec, std::size_t bytes) {
-        self->on_filled(ec, bytes);
-      });
+  std::size_t room = staging_.size() - staged_end_;
+  if (paced()) room = std::min(room, kPacedSlice);
+  read_asked_ = room;
+  note_read_issued();
+  socket_.async_read_some(asio::buffer(staging_.data() + staged_end_, room),
+                          [self](const boost::system::error_code& ec, std::size_t bytes) {
+                            self->on_filled(ec, bytes);
+                          });
 }
 
 void Connection::on_filled(const boost::system::error_code& ec, std::size_t bytes) {
@@ -124,7 +134,30 @@ void Connection::on_filled(const boost::system::error_code& ec, std::size_t byte
   if (ec) return read_failed(ec);
   last_received_ = Clock::now();
   staged_end_ += bytes;
-  parse_staged();
+  after_ingress(bytes, read_backlogged_, [this] { parse_staged(); });
+}
+
+void Connection::note_read_issued() {
+  read_backlogged_ = false;
+  if (!paced()) return;
+  boost::system::error_code ec;
+  read_backlogged_ = socket_.available(ec) > 0 && !ec;
+}
+
+bool Connection::paced() const { return options_.port && options_.port->spec().paced(); }
+
+// Runs `next` once `bytes` just read have crossed the emulated port (at once when unshaped).
+template <class Next>
+void Connection::after_ingress(std::size_t bytes, bool backlogged, Next next) {
+  if (!options_.port) return next();
+  const auto at = options_.port->received_at(bytes, backlogged);
+  if (at - Clock::now() < kPaceSlack) return next();
+  read_pace_.expires_at(at);
+  auto self = shared_from_this();
+  read_pace_.async_wait([self, next](const boost::system::error_code& ec) {
+    if (ec || self->closed_ || self->reading_stopped_) return;
+    next();
+  });
 }
 
 // Parses every complete frame in the staging buffer, then asks for more bytes.
@@ -173,8 +206,19 @@ bool Connection::take_payload() {
 
 void Connection::read_payload_rest() {
   std::vector<std::int8_t>& target = *payload_target(*pending_);
-  const std::size_t size = std::min(kPayloadSlice, target.size() - payload_done_);
   auto self = shared_from_this();
+  if (paced()) {
+    // Whatever has arrived, up to a slice: a full slice means the sender is ahead.
+    read_asked_ = std::min(kPacedSlice, target.size() - payload_done_);
+    note_read_issued();
+    socket_.async_read_some(asio::buffer(target.data() + payload_done_, read_asked_),
+                            [self](const boost::system::error_code& ec, std::size_t bytes) {
+                              self->on_payload(ec, bytes);
+                            });
+    return;
+  }
+  const std::size_t size = std::min(kPayloadSlice, target.size() - payload_done_);
+  read_asked_ = size;
   asio::async_read(socket_, asio::buffer(target.data() + payload_done_, size), whole_buffer,
                    [self](const boost::system::error_code& ec, std::size_t bytes) {
                      self->on_payload(ec, bytes);
@@ -186,9 +230,11 @@ void Connection::on_payload(const boost::system::error_code& ec, std::size_t byt
   if (ec) return read_failed(ec);
   last_received_ = Clock::now();
   payload_done_ += bytes;
-  if (payload_done_ < payload_target(*pending_)->size()) return read_payload_rest();
-  deliver();
-  parse_staged();
+  after_ingress(bytes, read_backlogged_, [this] {
+    if (payload_done_ < payload_target(*pending_)->size()) return read_payload_rest();
+    deliver();
+    parse_staged();
+  });
 }
 
 void Connection::deliver() {
@@ -247,7 +293,10 @@ void Connection::enqueue(Outgoing outgoing) {
   if (closed_ || close_after_flush_) return;
   queued_bytes_ += outgoing.head.size() + outgoing.payload.size();
   queue_.push_back(std::move(outgoing));
-  if (!write_active_) write_next();
+  if (!write_active_) {
+    write_follows_ = false;
+    write_next();
+  }
 }
 
 void Connection::write_next() {
@@ -257,15 +306,60 @@ void Connection::write_next() {
     writing_.push_back(std::move(queue_.front()));
     queue_.pop_front();
   }
+  gather_bytes_ = 0;
+  gather_done_ = 0;
   for (const Outgoing& outgoing : writing_) {
     gather_.push_back(asio::buffer(outgoing.head));
     if (outgoing.payload.size() > 0) gather_.push_back(outgoing.payload);
+    gather_bytes_ += outgoing.head.size() + outgoing.payload.size();
   }
   write_active_ = true;
   auto self = shared_from_this();
-  asio::async_write(
-      socket_, gather_, whole_buffer,
-      [self](const boost::system::error_code& ec, std::size_t) { self->on_written(ec); });
+  if (!paced()) {
+    asio::async_write(
+        socket_, gather_, whole_buffer,
+        [self](const boost::system::error_code& ec, std::size_t) { self->on_written(ec); });
+    return;
+  }
+  write_step();
+}
+
+// A paced write: the next slice of the gathered messages, once the port's egress bucket
+// gives it its turn.
+void Connection::write_step() {
+  if (closed_) return on_written(asio::error::operation_aborted);
+  if (gather_done_ >= gather_bytes_) return on_written({});
+  const std::size_t n = std::min(kPacedSlice, gather_bytes_ - gather_done_);
+  slice_.clear();
+  std::size_t skip = gather_done_, want = n;
+  for (const asio::const_buffer& b : gather_) {
+    if (want == 0) break;
+    if (skip >= b.size()) {
+      skip -= b.size();
+      continue;
+    }
+    const std::size_t take = std::min(want, b.size() - skip);
+    slice_.push_back(asio::buffer(static_cast<const std::uint8_t*>(b.data()) + skip, take));
+    skip = 0;
+    want -= take;
+  }
+  auto self = shared_from_this();
+  auto write = [self, n] {
+    asio::async_write(self->socket_, self->slice_, whole_buffer,
+                      [self, n](const boost::system::error_code& ec, std::size_t) {
+                        if (ec) return self->on_written(ec);
+                        self->gather_done_ += n;
+                        self->last_sent_ = Clock::now();
+                        self->write_step();
+                      });
+  };
+  const auto at = options_.port->send_at(n, gather_done_ > 0 || write_follows_);
+  if (at - Clock::now() < kPaceSlack) return write();
+  write_pace_.expires_at(at);
+  write_pace_.async_wait([self, write](const boost::system::error_code& ec) {
+    if (ec || self->closed_) return self->on_written(asio::error::operation_aborted);
+    write();
+  });
 }
 
 void Connection::on_written(const boost::system::error_code& ec) {
@@ -276,7 +370,10 @@ void Connection::on_written(const boost::system::error_code& ec) {
   if (closed_) return;
   if (ec) return close("write failed: " + ec.message());
   last_sent_ = Clock::now();
-  if (!queue_.empty()) return write_next();
+  if (!queue_.empty()) {
+    write_follows_ = true;
+    return write_next();
+  }
   if (close_after_flush_) close(*close_after_flush_);
 }
 
@@ -300,6 +397,8 @@ void Connection::close(const std::string& reason) {
   if (closed_) return;
   closed_ = true;
   tick_.cancel();
+  read_pace_.cancel();
+  write_pace_.cancel();
   boost::system::error_code ignored;
   socket_.shutdown(tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);

@@ -17,6 +17,7 @@
 
 #include "buffer_pool.hpp"
 #include "dpushard/protocol.hpp"
+#include "link_shaper.hpp"
 
 namespace dpushard::net {
 
@@ -32,6 +33,9 @@ struct ConnectionOptions {
   std::chrono::milliseconds heartbeat_interval{500};
   std::chrono::milliseconds peer_timeout{5000};  // silence after which the peer counts as gone
   std::chrono::milliseconds handshake_timeout{5000};
+  // The process's emulated network port, shared by all its connections; null or
+  // unconfigured: reads and writes go at loopback speed.
+  std::shared_ptr<PortShaper> port;
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -109,12 +113,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read_failed(const boost::system::error_code& ec);
   void enqueue(Outgoing outgoing);
   void write_next();
+  void write_step();
   void on_written(const boost::system::error_code& ec);
+  // The emulated link: true when the port paces now. Reads and writes then go in slices,
+  // each waiting for its turn in the port's bucket.
+  bool paced() const;
+  // `backlogged`: bytes were already waiting when the read began: the pacing, not the
+  // sender, held them back.
+  template <class Next>
+  void after_ingress(std::size_t bytes, bool backlogged, Next next);
   void schedule_tick();
   void on_tick();
 
   tcp::socket socket_;
   asio::steady_timer tick_;
+  asio::steady_timer read_pace_;
+  asio::steady_timer write_pace_;
   ConnectionOptions options_;
   std::string label_;
   std::shared_ptr<BufferPool> pool_;
@@ -147,6 +161,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::deque<Outgoing> queue_;
   std::vector<Outgoing> writing_;
   std::vector<asio::const_buffer> gather_;
+  std::size_t gather_bytes_ = 0;
+  std::size_t gather_done_ = 0;   // bytes of gather_ written so far (paced writes)
+  bool write_follows_ = false;    // this batch was queued while the previous one was written
+  std::size_t read_asked_ = 0;    // bytes the pending read may return
+  bool read_backlogged_ = false;  // bytes were already waiting when the pending read began
+  void note_read_issued();
+  std::vector<asio::const_buffer> slice_;
   bool write_active_ = false;
   std::size_t queued_bytes_ = 0;
   std::uint64_t tensor_bytes_sent_ = 0;

@@ -66,10 +66,11 @@ std::pair<std::uint64_t, std::vector<QTensor>> FragmentRunner::take_ready() {
   return taken;
 }
 
-void FragmentRunner::finished(std::uint64_t busy_ns) {
+void FragmentRunner::finished(std::uint64_t busy_ns, std::uint64_t cpu_ns) {
   running_ = false;
   ++frames_;
   busy_ns_ += busy_ns;
+  cpu_ns_ += cpu_ns;
 }
 
 std::vector<QTensor> FragmentRunner::drain() {
@@ -90,7 +91,7 @@ void FragmentRunner::forget(std::uint64_t frame) {
 }
 
 FragmentStats FragmentRunner::stats() const {
-  return FragmentStats{assignment_.slot, frames_, busy_ns_, max_queue_};
+  return FragmentStats{assignment_.slot, frames_, busy_ns_, max_queue_, cpu_ns_};
 }
 
 }  // namespace dpushard::net

@@ -30,7 +30,7 @@ class FragmentRunner {
   // The lowest complete frame and its inputs; marks the fragment busy.
   std::pair<std::uint64_t, std::vector<QTensor>> take_ready();
   std::vector<QTensor> run(const std::vector<QTensor>& inputs) { return backend_->run(inputs); }
-  void finished(std::uint64_t busy_ns);
+  void finished(std::uint64_t busy_ns, std::uint64_t cpu_ns);
   // Drops every waiting frame, returning their buffers.
   std::vector<QTensor> drain();
   void forget(std::uint64_t frame);
@@ -51,6 +51,7 @@ class FragmentRunner {
   bool running_ = false;
   std::uint64_t frames_ = 0;
   std::uint64_t busy_ns_ = 0;
+  std::uint64_t cpu_ns_ = 0;
   std::uint32_t max_queue_ = 0;
 };
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <set>
 
+#include "cpu_time.hpp"
 #include "dpushard/model_check.hpp"
 #include "dpushard/xmodel.hpp"
 #include "handshake.hpp"
@@ -154,6 +155,7 @@ void Job::finish_start(ErrorCode code, const std::string& error) {
 
 void Job::on_tensor(TensorMsg&& message) {
   if (closed_) return;
+  if (!cpu_at_first_tensor_) cpu_at_first_tensor_ = process_cpu_ns();
   const std::uint64_t frame = message.frame;
   auto it = runners_.find(message.slot);
   if (it == runners_.end())
@@ -177,6 +179,7 @@ void Job::pump(FragmentRunner& runner) {
   FragmentRunner* target = &runner;
   asio::post(ctx_.pool, [self, target, frame = frame, inputs = std::move(inputs)]() mutable {
     const auto start = std::chrono::steady_clock::now();
+    const std::uint64_t cpu_start = thread_cpu_ns();
     std::vector<QTensor> outputs;
     std::string error;
     try {
@@ -190,17 +193,18 @@ void Job::pump(FragmentRunner& runner) {
       for (QTensor& output : outputs) output.computed = false;
     const auto busy = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::steady_clock::now() - start);
+    const std::uint64_t cpu = thread_cpu_ns() - cpu_start;
     for (QTensor& input : inputs) self->ctx_.buffers->give(std::move(input.data));
     asio::post(self->ctx_.io, [self, target, frame, outputs = std::move(outputs), error,
-                               busy_ns = static_cast<std::uint64_t>(busy.count())]() mutable {
-      self->on_computed(*target, frame, std::move(outputs), error, busy_ns);
+                               busy_ns = static_cast<std::uint64_t>(busy.count()), cpu]() mutable {
+      self->on_computed(*target, frame, std::move(outputs), error, busy_ns, cpu);
     });
   });
 }
 
 void Job::on_computed(FragmentRunner& runner, std::uint64_t frame, std::vector<QTensor> outputs,
-                      const std::string& error, std::uint64_t busy_ns) {
-  runner.finished(busy_ns);
+                      const std::string& error, std::uint64_t busy_ns, std::uint64_t cpu_ns) {
+  runner.finished(busy_ns, cpu_ns);
   ctx_.counters.frames_computed.fetch_add(1, std::memory_order_relaxed);
   if (closed_) return;
   if (!error.empty())
@@ -271,6 +275,7 @@ Stats Job::stats() const {
   for (const auto& [slot, runner] : runners_) stats.fragments.push_back(runner->stats());
   stats.tensor_bytes_sent = tensor_bytes_sent_;
   stats.upload_bytes_received = ctx_.counters.upload_bytes_received.load();
+  if (cpu_at_first_tensor_) stats.cpu_ns = process_cpu_ns() - *cpu_at_first_tensor_;
   return stats;
 }
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,7 @@ class Job : public std::enable_shared_from_this<Job> {
   void finish_start(ErrorCode code, const std::string& error);
   void pump(FragmentRunner& runner);
   void on_computed(FragmentRunner& runner, std::uint64_t frame, std::vector<QTensor> outputs,
-                   const std::string& error, std::uint64_t busy_ns);
+                   const std::string& error, std::uint64_t busy_ns, std::uint64_t cpu_ns);
   void route(const FragmentRunner& runner, std::uint64_t frame, std::vector<QTensor> outputs);
   // A copy for a fragment on this worker, in a buffer the pool gets back after compute.
   QTensor pooled_copy(const QTensor& tensor);
@@ -54,6 +55,7 @@ class Job : public std::enable_shared_from_this<Job> {
   std::function<void(ErrorCode, const std::string&)> on_started_;
   bool closed_ = false;
   std::uint64_t tensor_bytes_sent_ = 0;
+  std::optional<std::uint64_t> cpu_at_first_tensor_;  // process CPU time, ns
 };
 
 }  // namespace dpushard::net

@@ -98,6 +98,8 @@ void put(wire::Writer& w, const Load& m) {
       }
     }
   }
+  w.u64(m.link_bits_per_s);
+  w.u32(m.link_latency_us);
 }
 void put(wire::Writer& w, const Loaded& m) { w.u64(m.job); }
 void put(wire::Writer& w, const Unload& m) { w.u64(m.job); }
@@ -133,9 +135,11 @@ void put(wire::Writer& w, const Stats& m) {
     w.u64(f.frames);
     w.u64(f.busy_ns);
     w.u32(f.max_queue);
+    w.u64(f.cpu_ns);
   }
   w.u64(m.tensor_bytes_sent);
   w.u64(m.upload_bytes_received);
+  w.u64(m.cpu_ns);
 }
 
 // Writes the header with a placeholder meta size, then the metadata, then patches it.
@@ -278,6 +282,8 @@ Load get_load(wire::Reader& r) {
     }
     m.fragments.push_back(std::move(f));
   }
+  m.link_bits_per_s = r.u64("load.link_bits_per_s");
+  m.link_latency_us = r.u32("load.link_latency_us");
   return m;
 }
 TensorMsg get_tensor(wire::Reader& r, std::uint64_t payload_bytes, const Limits& limits) {
@@ -325,7 +331,7 @@ FrameError get_frame_error(wire::Reader& r) {
 Stats get_stats(wire::Reader& r) {
   Stats m;
   m.job = r.u64("stats.job");
-  const std::uint32_t n = r.count("stats.fragments", 24);
+  const std::uint32_t n = r.count("stats.fragments", 32);
   m.fragments.reserve(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     FragmentStats f;
@@ -333,10 +339,12 @@ Stats get_stats(wire::Reader& r) {
     f.frames = r.u64("stats.fragment.frames");
     f.busy_ns = r.u64("stats.fragment.busy_ns");
     f.max_queue = r.u32("stats.fragment.max_queue");
+    f.cpu_ns = r.u64("stats.fragment.cpu_ns");
     m.fragments.push_back(f);
   }
   m.tensor_bytes_sent = r.u64("stats.tensor_bytes_sent");
   m.upload_bytes_received = r.u64("stats.upload_bytes_received");
+  m.cpu_ns = r.u64("stats.cpu_ns");
   return m;
 }
 

@@ -112,6 +112,13 @@ void Session::on_load(Load&& load) {
   ctx_.log->info("event=load job={:016x} node=\"{}\" fragments={} inflight={}", id, load.node,
                  load.fragments.size(), load.inflight);
   const std::string node = load.node;
+  // The job's link: this node's port paces everything it sends and receives from now on
+  // (the worker serves one cluster at a time; the latest job's link applies).
+  ctx_.port->configure(
+      LinkSpec{load.link_bits_per_s, std::chrono::microseconds(load.link_latency_us)});
+  if (load.link_bits_per_s > 0)
+    ctx_.log->info("event=link_paced job={:016x} bits_per_s={} latency_us={}", id,
+                   load.link_bits_per_s, load.link_latency_us);
   auto job = std::make_shared<Job>(ctx_, std::move(load), connection_);
   ctx_.jobs[id] = job;
   jobs_.insert(id);
@@ -136,8 +143,12 @@ void Session::on_unload(std::uint64_t id) {
   it->second->close();
   ctx_.jobs.erase(it);
   jobs_.erase(id);
-  // An idle worker holds no tensor buffers: the next job may want other sizes.
-  if (ctx_.jobs.empty()) ctx_.buffers->release();
+  // An idle worker holds no tensor buffers (the next job may want other sizes) and no
+  // emulated link (the next job brings its own).
+  if (ctx_.jobs.empty()) {
+    ctx_.buffers->release();
+    ctx_.port->configure(LinkSpec{});
+  }
 }
 
 void Session::on_tensor(TensorMsg&& message) {

@@ -52,8 +52,9 @@ class Worker::Impl {
     address_ = bound.address().to_string() + ":" + std::to_string(bound.port());
     if (options_.name.empty()) options_.name = "worker@" + address_;
     log_ = make_logger(options_.name);
+    auto port = std::make_shared<PortShaper>();
     ConnectionOptions connection{options_.limits, options_.heartbeat_interval,
-                                 options_.peer_timeout, options_.handshake_timeout};
+                                 options_.peer_timeout, options_.handshake_timeout, port};
     ctx_ = std::make_unique<WorkerContext>(
         WorkerContext{io_,
                       *pool_,
@@ -64,6 +65,7 @@ class Worker::Impl {
                       log_,
                       counters_,
                       options_.name,
+                      port,
                       {},
                       [this](const std::string& reason) { begin_stop(reason); }});
     if (options_.token.empty())

@@ -36,6 +36,9 @@ struct WorkerContext {
   std::shared_ptr<spdlog::logger> log;
   AtomicCounters& counters;
   std::string name;  // this worker's name in handshakes
+  // This node's emulated network port (also in `connection.port`): LOAD configures it
+  // with the job's link, the end of the last job unshapes it.
+  std::shared_ptr<PortShaper> port;
   std::map<std::uint64_t, std::shared_ptr<Job>> jobs;
   std::function<void(const std::string& reason)> request_stop;
 };
