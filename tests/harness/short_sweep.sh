@@ -76,9 +76,14 @@ for family in ("cnn", "convvit"):
     ctx = doc["context"]
     for key in ("git_revision", "backend", "target", "link_gbps", "inventory"):
         assert ctx.get(key), (family, key, ctx)
-    names = [b["run_name"] for b in doc["benchmarks"]]
+    # Two repetitions of each configuration, plus Google Benchmark's aggregates of them.
+    runs = [b for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+    names = sorted({b["run_name"] for b in runs})
     assert len(names) == 3, names  # 1 node, 2 nodes x {experts, replicate}
-    for b in doc["benchmarks"]:
+    for name in names:
+        assert sum(b["run_name"] == name for b in runs) == 2, (name, "repetitions")
+    assert any(b.get("aggregate_name") == "mean" for b in doc["benchmarks"]), "no aggregates"
+    for b in runs:
         assert not b.get("error_occurred"), b
         for counter in ("params", "gmacs", "fps", "p50_ms", "p99_ms", "speedup", "efficiency",
                         "bytes_per_frame"):
