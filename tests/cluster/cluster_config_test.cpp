@@ -104,6 +104,8 @@ TEST(ClusterConfig, ErrorsNameTheLine) {
   EXPECT_EQ(error_of("nodes:\n  - {name: 'w 0', address: 'h:1'}\n"),
             "cluster.yaml:2: node 'w 0': a name may hold letters, digits, '-', '_' and '.' only");
   EXPECT_NE(error_of("nodes: [\n").find("cluster.yaml:"), std::string::npos);
+  // A complex key (found by fuzz_cluster_yaml: "? ? !") once escaped as a yaml-cpp exception.
+  EXPECT_EQ(error_of("? ? !\n"), "cluster.yaml:1: cluster: a key must be a plain name");
   const std::string missing = error_of(
       "token_file: no-such-token\nnodes:\n  - {name: w0, address: 'h:1'}\n", "/nonexistent");
   EXPECT_EQ(missing.rfind("cluster.yaml:1: token file '/nonexistent/no-such-token'", 0), 0u)

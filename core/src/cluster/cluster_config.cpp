@@ -42,6 +42,8 @@ class Parser {
   void only_keys(const YAML::Node& map, const std::set<std::string>& known,
                  const std::string& where) const {
     for (const auto& entry : map) {
+      // YAML allows a map or a list as a key ("? ..."): a cluster.yaml key is a plain name.
+      if (!entry.first.IsScalar()) fail(entry.first, where + ": a key must be a plain name");
       const std::string key = entry.first.as<std::string>();
       if (known.count(key) == 0) {
         std::string list;
