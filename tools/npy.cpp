@@ -177,13 +177,14 @@ NpyArray parse_npy(const std::string& bytes, const std::string& origin) {
   if (bytes.size() - data_start != count * item_size)
     throw Error(origin + ": holds " + std::to_string(bytes.size() - data_start) +
                 " data bytes, its shape needs " + std::to_string(count * item_size));
+  // A zero in the shape is a valid empty array; memcpy must not see its null data().
   if (array.type == NpyArray::Type::Int8) {
     array.int8.resize(count);
-    std::memcpy(array.int8.data(), bytes.data() + data_start, count);
+    if (count != 0) std::memcpy(array.int8.data(), bytes.data() + data_start, count);
   } else {
     static_assert(std::endian::native == std::endian::little, "float32 .npy needs little endian");
     array.float32.resize(count);
-    std::memcpy(array.float32.data(), bytes.data() + data_start, count * 4);
+    if (count != 0) std::memcpy(array.float32.data(), bytes.data() + data_start, count * 4);
   }
   return array;
 }

@@ -132,6 +132,8 @@ TEST(CliExec, BadNpyIsOneLineNamingTheFile) {
   check("garbage.npy", "this is not numpy", "bad magic");
   check("shape.npy", npy("|i1", "(1, 2)", "ab"), "does not match");
   check("dtype.npy", npy("<f8", "(1,)", "12345678"), "dtype '<f8'");
+  // An empty array is well formed; it is refused for its shape, not read through a null pointer.
+  check("empty.npy", npy("|i1", "(0, 32, 32, 3)", ""), "does not match");
   check("short.npy", npy("|i1", "(1, 32, 32, 3)", "abc"), "data bytes");
   std::string fortran = npy("|i1", "(1, 32, 32, 3)", std::string(3072, 'x'));
   fortran.replace(fortran.find("False"), 5, "True ");

@@ -198,14 +198,14 @@ std::vector<float> const_values(const Op& op) {
     throw Error("const '" + op.name + "': data is " + std::to_string(data.size()) +
                 " bytes, not a whole number of float32 values");
   std::vector<float> values(data.size() / sizeof(float));
-  std::memcpy(values.data(), data.data(), data.size());
+  if (!values.empty()) std::memcpy(values.data(), data.data(), data.size());
   return values;
 }
 
 void set_const_values(Op& op, const std::vector<float>& values) {
   Bytes bytes;
   bytes.data.resize(values.size() * sizeof(float));
-  std::memcpy(bytes.data.data(), values.data(), bytes.data.size());
+  if (!values.empty()) std::memcpy(bytes.data.data(), values.data(), bytes.data.size());
   op.attrs["data"] = std::move(bytes);
 }
 
