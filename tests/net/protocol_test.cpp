@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <set>
+#include <string_view>
 
 #include "dpushard/protocol.hpp"
 
@@ -257,6 +259,19 @@ TEST(NetProtocol, EveryTruncationIsRejected) {
       EXPECT_THROW(decode_frame(prefix, Limits{}, true), ProtocolError);
     }
   }
+}
+
+TEST(NetProtocol, EveryErrorCodeHasItsOwnName) {
+  // The names are what operators read in the orchestrator's one-line errors (docs/protocol.md).
+  std::set<std::string_view> names;
+  for (std::uint16_t code = 1; code <= 15; ++code) {
+    const std::string_view name = error_code_name(static_cast<ErrorCode>(code));
+    EXPECT_NE(name, "unknown") << code;
+    names.insert(name);
+  }
+  EXPECT_EQ(names.size(), 15u);
+  EXPECT_EQ(error_code_name(ErrorCode::kDeviceFailed), "device_failed");
+  EXPECT_EQ(error_code_name(static_cast<ErrorCode>(16)), "unknown");
 }
 
 TEST(NetProtocol, DigestsInHex) {

@@ -72,7 +72,7 @@ void serve_through_a_failure(FaultKind fault, const std::string& what) {
     if (const auto* error = std::get_if<FrameError>(&m)) {
       ++errors;
       EXPECT_EQ(error->frame, 1u);  // the child's second frame
-      EXPECT_EQ(error->code, ErrorCode::kComputeFailed);
+      EXPECT_EQ(error->code, ErrorCode::kDeviceFailed);
       EXPECT_EQ(error->node, "board0");
       EXPECT_THAT(error->message, HasSubstr("fragment 'stem' frame 1: vart: graph 'a': "));
       EXPECT_THAT(error->message, HasSubstr(what));

@@ -12,4 +12,13 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
+// The accelerator failed one frame: its process died, it exceeded its time budget, or the
+// runtime reported a failure; the backend has restarted it and can take the next frame. A
+// worker reports it with its own error code (device_failed), so an operator can tell a sick
+// board from a bad model.
+class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace dpushard

@@ -21,8 +21,10 @@
 
 namespace dpushard::net {
 
-inline constexpr std::uint32_t kMagic = 0x48535044;   // bytes 'D' 'P' 'S' 'H'
-inline constexpr std::uint16_t kProtocolVersion = 2;  // 2: HELLO asks for a heartbeat interval, LOAD carries the link
+inline constexpr std::uint32_t kMagic = 0x48535044;  // bytes 'D' 'P' 'S' 'H'
+// 2: HELLO asks for a heartbeat interval, LOAD carries the link. (Error code 15 came later
+// without a new version: a peer that does not know it names it "unknown" and keeps the text.)
+inline constexpr std::uint16_t kProtocolVersion = 2;
 inline constexpr std::size_t kHeaderBytes = 20;
 inline constexpr std::size_t kDigestBytes = 32;  // sha256 hashes, nonces and HMACs
 inline constexpr std::size_t kMaxNameBytes = 4096;
@@ -68,7 +70,8 @@ enum class ErrorCode : std::uint16_t {
   kPeerLost = 11,          // a connection to another worker closed or timed out
   kTimeout = 12,           // no message within the peer timeout
   kShuttingDown = 13,      // the worker is stopping
-  kInternal = 14,
+  kInternal = 14,          // anything else
+  kDeviceFailed = 15,      // the accelerator failed a frame and was restarted (DeviceError)
 };
 
 std::string_view message_type_name(MessageType type);

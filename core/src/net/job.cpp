@@ -182,8 +182,12 @@ void Job::pump(FragmentRunner& runner) {
     const std::uint64_t cpu_start = thread_cpu_ns();
     std::vector<QTensor> outputs;
     std::string error;
+    ErrorCode code = ErrorCode::kComputeFailed;
     try {
       outputs = target->run(inputs);
+    } catch (const DeviceError& e) {
+      code = ErrorCode::kDeviceFailed;
+      error = e.what();
     } catch (const std::exception& e) {
       error = e.what();
       if (error.empty()) error = "unknown failure";
@@ -195,20 +199,21 @@ void Job::pump(FragmentRunner& runner) {
         std::chrono::steady_clock::now() - start);
     const std::uint64_t cpu = thread_cpu_ns() - cpu_start;
     for (QTensor& input : inputs) self->ctx_.buffers->give(std::move(input.data));
-    asio::post(self->ctx_.io, [self, target, frame, outputs = std::move(outputs), error,
+    asio::post(self->ctx_.io, [self, target, frame, outputs = std::move(outputs), error, code,
                                busy_ns = static_cast<std::uint64_t>(busy.count()), cpu]() mutable {
-      self->on_computed(*target, frame, std::move(outputs), error, busy_ns, cpu);
+      self->on_computed(*target, frame, std::move(outputs), code, error, busy_ns, cpu);
     });
   });
 }
 
 void Job::on_computed(FragmentRunner& runner, std::uint64_t frame, std::vector<QTensor> outputs,
-                      const std::string& error, std::uint64_t busy_ns, std::uint64_t cpu_ns) {
+                      ErrorCode code, const std::string& error, std::uint64_t busy_ns,
+                      std::uint64_t cpu_ns) {
   runner.finished(busy_ns, cpu_ns);
   ctx_.counters.frames_computed.fetch_add(1, std::memory_order_relaxed);
   if (closed_) return;
   if (!error.empty())
-    report(frame, ErrorCode::kComputeFailed, load_.node,
+    report(frame, code, load_.node,
            "fragment '" + runner.name() + "' frame " + std::to_string(frame) + ": " + error);
   else
     route(runner, frame, std::move(outputs));

@@ -39,7 +39,8 @@ class Job : public std::enable_shared_from_this<Job> {
   void finish_start(ErrorCode code, const std::string& error);
   void pump(FragmentRunner& runner);
   void on_computed(FragmentRunner& runner, std::uint64_t frame, std::vector<QTensor> outputs,
-                   const std::string& error, std::uint64_t busy_ns, std::uint64_t cpu_ns);
+                   ErrorCode code, const std::string& error, std::uint64_t busy_ns,
+                   std::uint64_t cpu_ns);
   void route(const FragmentRunner& runner, std::uint64_t frame, std::vector<QTensor> outputs);
   // A copy for a fragment on this worker, in a buffer the pool gets back after compute.
   QTensor pooled_copy(const QTensor& tensor);

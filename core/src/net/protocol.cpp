@@ -468,6 +468,8 @@ std::string_view error_code_name(ErrorCode code) {
       return "shutting_down";
     case ErrorCode::kInternal:
       return "internal";
+    case ErrorCode::kDeviceFailed:
+      return "device_failed";
   }
   return "unknown";
 }

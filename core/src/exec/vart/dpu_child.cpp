@@ -133,20 +133,20 @@ std::vector<QTensor> SupervisedBackend::run(const std::vector<QTensor>& inputs) 
   send_message(fd_, std::string(1, kRun));
   if (!readable_within(fd_, budget_ms_ + kGraceMs)) {
     ::kill(child_, SIGKILL);
-    throw Error(restart_after("the frame exceeded its time budget of " +
-                              std::to_string(budget_ms_ + kGraceMs) +
-                              " ms; the DPU process was killed"));
+    throw DeviceError(restart_after("the frame exceeded its time budget of " +
+                                    std::to_string(budget_ms_ + kGraceMs) +
+                                    " ms; the DPU process was killed"));
   }
   const std::string reply = receive_message(fd_);
   if (reply.empty())
-    throw Error(restart_after("the DPU process died during the frame (" + reap() + ")"));
+    throw DeviceError(restart_after("the DPU process died during the frame (" + reap() + ")"));
   // Anything but "OK" + one fix point per output is the in-process backend's one-line error.
   // Its runner is retired after a failed job (the DPU may still write into its buffers):
   // a fresh process opens fresh runners.
   if (reply.rfind("OK", 0) != 0 || reply.size() != 2 + sizeof(int) * binding_.outputs.size()) {
     const std::string what =
         reply.rfind(where_ + ": ", 0) == 0 ? reply.substr(where_.size() + 2) : reply;
-    throw Error(restart_after(what));
+    throw DeviceError(restart_after(what));
   }
   std::vector<int> fix_points(binding_.outputs.size());
   std::memcpy(fix_points.data(), reply.data() + 2, sizeof(int) * fix_points.size());

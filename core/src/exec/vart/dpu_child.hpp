@@ -10,7 +10,7 @@
 // fragment (`kv260` target) times a generous factor, at least kMinBudgetMs. When the child
 // dies or a frame exceeds the budget (plus a grace for the child's own timeout to fire
 // first), run() kills and restarts the child and throws one dpushard::Error naming the graph,
-// what happened and the restart; the worker reports it for that frame (COMPUTE_FAILED, with
+// what happened and the restart; the worker reports it for that frame (DEVICE_FAILED, with
 // node, fragment and frame) and goes on serving. Frames go through the child one at a time:
 // the KV260 has one DPU core.
 //
