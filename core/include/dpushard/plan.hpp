@@ -21,14 +21,16 @@ struct PlanTensor {
   std::string name;  // the fix op after an input's data op; the op producing an output
   std::vector<std::int64_t> shape;
   int fix_point = 0;
-  // False only for outputs of --no-output-fix plans: the value is the float before the
-  // fix, which the consuming fragment's first op quantizes (fix_point, round_mode).
+  // False only for outputs of --no-output-fix plans: the fragment file ends at the float
+  // before the fix. The runtime appends that fix (NAME__wire, fix_point and round_mode of the
+  // reader's first fix) before sending, so int8 crosses here too, and the reader's first fix
+  // leaves it unchanged.
   bool fixed = true;
   RoundMode round_mode = RoundMode::Dpu;
 
   std::int64_t element_count() const;
-  // Bytes per frame on the wire: int8 when fixed, float32 otherwise.
-  std::int64_t wire_bytes() const { return element_count() * (fixed ? 1 : 4); }
+  // Bytes per frame on the wire: one int8 per element, fixed or not (see `fixed`).
+  std::int64_t wire_bytes() const { return element_count(); }
   bool operator==(const PlanTensor&) const = default;
 };
 

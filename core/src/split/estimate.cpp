@@ -97,7 +97,8 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
     std::vector<int> to;
     for (UnitId r : t.readers)
       if (of[r] != home && std::find(to.begin(), to.end(), of[r]) == to.end()) to.push_back(of[r]);
-    for (int f : to) transfers.push_back({home, f, elems * (naive ? 4 : 1)});
+    // int8 crosses even at a naive cut: the runtime fixes the float on the way out (__wire).
+    for (int f : to) transfers.push_back({home, f, elems});
     if (t.model_output) transfers.push_back({home, -1, elems});
   }
 

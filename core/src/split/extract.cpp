@@ -101,12 +101,13 @@ Extraction extract(const UnitGraph& ug, const Partition& partition, bool output_
     naive[t.fix] = true;
     const Op& fix = ops[t.fix];
     const Op& p = g.op(fix.producers("input").front());
-    result.adjustments.push_back({"naive_cut", fix.name, p.name,
-                                  "--no-output-fix: fragment '" + fragment_name(of[t.producer]) +
-                                      "' ends at '" + p.name + "' (" + p.type +
-                                      ") without its fix; '" + fix.name + "' (fix_point " +
-                                      std::to_string(fix_point_of(g, fix.name).value_or(0)) +
-                                      ") moves to the readers and the boundary carries float32"});
+    result.adjustments.push_back(
+        {"naive_cut", fix.name, p.name,
+         "--no-output-fix: fragment '" + fragment_name(of[t.producer]) + "' ends at '" + p.name +
+             "' (" + p.type + ") without its fix; '" + fix.name + "' (fix_point " +
+             std::to_string(fix_point_of(g, fix.name).value_or(0)) +
+             ") moves to the readers; the runtime fixes the float on the way out (" + p.name +
+             "__wire), so int8 crosses"});
   }
   if (!output_fix) {
     for (const CrossTensor& t : ug.tensors()) {
@@ -305,7 +306,7 @@ Extraction extract(const UnitGraph& ug, const Partition& partition, bool output_
         const std::string& value = ops[fix].producers("input").front();
         e.from = fragment_name(fragment_of_op(op_index(g, value)));
         e.output = value;
-        e.bytes = in.element_count() * 4;
+        e.bytes = in.element_count();  // int8: the runtime's NAME__wire fix
       } else {
         e.from = producer_unit && ug.unit(*producer_unit).is_input
                      ? "model"
