@@ -27,7 +27,11 @@ namespace {
 
 namespace fs = std::filesystem;
 const fs::path kFixtures = DPUSHARD_FIXTURE_DIR;
-const fs::path kWork = fs::path(DPUSHARD_VART_TEST_WORK) / "cli";
+// A folder per test: ctest runs the tests of this file in parallel processes.
+fs::path work() {
+  return fs::path(DPUSHARD_VART_TEST_WORK) / "cli" /
+         ::testing::UnitTest::GetInstance()->current_test_info()->name();
+}
 
 // An int8 .npy file (format 1.0) holding `t`.
 void write_npy(const fs::path& path, const QTensor& t) {
@@ -53,10 +57,10 @@ nlohmann::json exec(const std::string& cli, const std::string& env, const fs::pa
   std::string command =
       env + " '" + cli + "' exec '" + file.string() + "' --backend " + backend + extra;
   for (const auto& in : inputs) command += " --input '" + in.string() + "'";
-  const fs::path out = kWork / ("out-" + backend + ".json");
-  command += " --json >'" + out.string() + "' 2>'" + (kWork / "stderr.txt").string() + "'";
+  const fs::path out = work() / ("out-" + backend + ".json");
+  command += " --json >'" + out.string() + "' 2>'" + (work() / "stderr.txt").string() + "'";
   const int status = std::system(command.c_str());
-  std::ifstream err(kWork / "stderr.txt");
+  std::ifstream err(work() / "stderr.txt");
   std::stringstream text;
   text << err.rdbuf();
   EXPECT_EQ(status, 0) << command << "\n" << text.str();
@@ -70,10 +74,10 @@ nlohmann::json expect_vart_equals_ref(const fs::path& compiled, const std::strin
                                       const fs::path& ref_file, const std::string& ref_extra,
                                       std::uint64_t seed = 1, int divisor = 1) {
   SCOPED_TRACE(compiled.filename().string() + " " + vart_env);
-  fs::create_directories(kWork);
+  fs::create_directories(work());
   std::vector<fs::path> inputs;
   for (const QTensor& spec : input_specs(read_xmodel(ref_file))) {
-    inputs.push_back(kWork / ("input" + std::to_string(seed) + ".npy"));
+    inputs.push_back(work() / ("input" + std::to_string(seed) + ".npy"));
     QTensor q = random_qtensor(spec.name, spec.shape, spec.fix_point, seed++);
     for (auto& v : q.data) v = static_cast<std::int8_t>(v / divisor);
     write_npy(inputs.back(), q);
@@ -93,11 +97,11 @@ nlohmann::json expect_vart_equals_ref(const fs::path& compiled, const std::strin
 void expect_same_outputs(const fs::path& compiled, const fs::path& int_file,
                          const std::string& settings) {
   SCOPED_TRACE(compiled.filename().string() + " " + settings);
-  fs::create_directories(kWork);
+  fs::create_directories(work());
   std::vector<fs::path> inputs;
   std::uint64_t seed = 1;
   for (const QTensor& spec : input_specs(read_xmodel(int_file))) {
-    inputs.push_back(kWork / ("input" + std::to_string(seed) + ".npy"));
+    inputs.push_back(work() / ("input" + std::to_string(seed) + ".npy"));
     write_npy(inputs.back(), random_qtensor(spec.name, spec.shape, spec.fix_point, seed++));
   }
   const auto expected = exec(DPUSHARD_CLI, "", int_file, "ref", inputs);
@@ -139,10 +143,10 @@ TEST(VartCli, CompiledVersalFixtureFromItsOwnOpsMatchesRef) {
 // attributes, tensors and fix points are the real file's, the outputs are not the model's.
 TEST(VartCli, Kv260MobileNetV2WithTestWeightsMatchesRef) {
   DPUSHARD_REQUIRE_FIXTURES();
-  fs::create_directories(kWork);
+  fs::create_directories(work());
   const Graph kv260 =
       read_xmodel(kFixtures / "mobilenetv2_yawn_compiled_dpuczdx8g_kv260_vai25.xmodel");
-  const fs::path file = kWork / "mobilenetv2_kv260_test_weights.xmodel";
+  const fs::path file = work() / "mobilenetv2_kv260_test_weights.xmodel";
   write_xmodel(vart_test::with_test_weights(kv260, 5), file);
   // The output is two logits after a global average pool, which random inputs barely move:
   // the second input is the first halved, and the two outputs differ, so a frame that did not
@@ -170,9 +174,9 @@ TEST(VartCli, CompiledEquivalentFragmentMatchesRef) {
   b.add("sum", {c, y}, 2);
   b.relu("act", y, 5);
   const Graph int_graph = b.finish();
-  fs::create_directories(kWork);
-  const fs::path int_file = kWork / "frag_int.xmodel";
-  const fs::path compiled = kWork / "frag_compiled.xmodel";
+  fs::create_directories(work());
+  const fs::path int_file = work() / "frag_int.xmodel";
+  const fs::path compiled = work() / "frag_compiled.xmodel";
   write_xmodel(int_graph, int_file);
   write_xmodel(vart_test::compile_equivalent(int_graph), compiled);
   for (const char* settings : {"", "DPUSHARD_VART_DOUBLE_BATCH=4",
