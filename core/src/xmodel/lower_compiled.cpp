@@ -4,7 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -194,13 +194,15 @@ class Lowerer {
     if (source == nullptr || source->type != "const")
       fail(op, "holds no weights and the `_int` file '" + int_graph_->name() + "' has no const '" +
                    name + "'");
-    int int_fp = fp + 1;  // differs unless a fix after the const says otherwise
+    // The `_int` const's fix (its fix_point) must agree with the compiled tensor's.
+    std::optional<std::int64_t> int_fp;
     for (const Op* consumer : int_graph_->consumers(source->name))
-      if (consumer->type == "fix")
-        int_fp = static_cast<int>(int_attr(consumer->attrs, "fix_point", fp + 1));
-    if (int_fp != fp)
+      if (consumer->type == "fix" && consumer->attrs.contains("fix_point"))
+        int_fp = int_attr(consumer->attrs, "fix_point", 0);
+    if (!int_fp) fail(op, "const '" + name + "' in the `_int` file has no fix op with a fix_point");
+    if (*int_fp != fp)
       fail(op, "fix_point " + std::to_string(fp) + " differs from that of const '" + name +
-                   "' in the `_int` file");
+                   "' in the `_int` file (" + std::to_string(*int_fp) + ")");
     std::vector<float> values = const_values(*source);
     if (values.size() != count)
       fail(op, "has " + std::to_string(count) + " values, const '" + name +
