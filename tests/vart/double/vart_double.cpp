@@ -172,7 +172,7 @@ class Arithmetic {
         });
         if (it == in_names.end())
           throw std::runtime_error("vart double: the DPU subgraph has no input tensor '" +
-                                   spec.name + "' of the _int fragment");
+                                   spec.name + "' of the graph it computes");
         const std::size_t t = static_cast<std::size_t>(it - in_names.begin());
         QTensor q = spec;
         for (std::int64_t b = first; b < first + group; ++b) {
@@ -186,8 +186,8 @@ class Arithmetic {
       for (std::size_t t = 0; t < out_names.size(); ++t) {
         const auto it = std::find(outputs_.begin(), outputs_.end(), graph_name(out_names[t]));
         if (it == outputs_.end())
-          throw std::runtime_error("vart double: the _int fragment has no output '" + out_names[t] +
-                                   "'");
+          throw std::runtime_error("vart double: the graph it computes has no output '" +
+                                   out_names[t] + "'");
         const QTensor& r = results[static_cast<std::size_t>(it - outputs_.begin())];
         const std::size_t frame = r.data.size() / static_cast<std::size_t>(group);
         for (std::int64_t b = first; b < std::min<std::int64_t>(first + group, batch); ++b) {
