@@ -1,7 +1,9 @@
 // dpushard exec FILE.xmodel [--backend ref] [--input FILE.npy ... | --seed S] [--repeat N]
-//                           [--threads T] [--json]
+//                           [--threads T] [--weights-from FILE_int.xmodel] [--json]
 // Runs frames of an `_int` model on one backend and reports the input and output tensors
-// (shape, fix point, sha256, top-5 for classifier outputs) and the per-frame latency.
+// (shape, fix point, sha256, top-5 for classifier outputs) and the per-frame latency. A
+// compiled model runs as it is on `vart` and `sim`; the other backends run its DPU
+// computation lowered to `_int` ops (lower_compiled.hpp), weights from --weights-from.
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +19,7 @@
 #include "commands.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/lower_compiled.hpp"
 #include "dpushard/numerics.hpp"
 #include "dpushard/xmodel.hpp"
 #include "npy_input.hpp"
@@ -32,8 +35,34 @@ struct ExecOptions {
   std::uint64_t seed = 0;
   int repeat = 1;
   int threads = 1;
+  std::string weights_from;  // the `_int` file a compiled FILE was made from
   bool json = false;
 };
+
+// vart runs the compiled file on the DPU and sim times it; ref and cpu run `_int` ops.
+bool runs_compiled_files(const std::string& backend) {
+  return backend == "vart" || backend == "sim";
+}
+
+// What the backend loads: the file itself, or a compiled file's DPU computation as `_int`
+// ops, with the compiled file's input and output names.
+Graph graph_to_run(const ExecOptions& o, const Graph& graph) {
+  if (!is_compiled(graph) || runs_compiled_files(o.backend)) {
+    if (!o.weights_from.empty())
+      throw Error("--weights-from is for a compiled model run on ref or cpu; '" + o.file +
+                  "' on '" + o.backend + "' does not use it");
+    return graph;
+  }
+  if (o.weights_from.empty()) {
+    try {
+      return lower_compiled(graph);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " (--weights-from FILE_int.xmodel)");
+    }
+  }
+  const Graph int_graph = read_model(o.weights_from);
+  return lower_compiled(graph, &int_graph);
+}
 
 std::vector<QTensor> make_inputs(const ExecOptions& o, const Graph& graph) {
   const std::vector<QTensor> specs = input_specs(graph);
@@ -126,9 +155,10 @@ int run_exec(const ExecOptions& o) {
   backend_options.threads = o.threads;
   std::unique_ptr<Backend> backend = make_backend(o.backend, backend_options);
   const std::vector<QTensor> inputs = make_inputs(o, graph);
+  const Graph to_run = graph_to_run(o, graph);
 
   const auto load_start = Clock::now();
-  backend->load(graph);
+  backend->load(to_run);
   const double load_ms = ms_since(load_start);
 
   std::vector<double> latencies;
@@ -165,8 +195,9 @@ int run_exec(const ExecOptions& o) {
 Command add_exec_command(CLI::App& app) {
   auto options = std::make_shared<ExecOptions>();
   ExecOptions& o = *options;
-  CLI::App* sub = app.add_subcommand("exec", "Run frames of an _int model on one backend");
-  sub->add_option("file", o.file, "The _int xmodel to run")->required();
+  CLI::App* sub =
+      app.add_subcommand("exec", "Run frames of an _int or compiled model on one backend");
+  sub->add_option("file", o.file, "The _int or compiled xmodel to run")->required();
   sub->add_option(
          "--backend", o.backend,
          "Backend: " +
@@ -188,6 +219,9 @@ Command add_exec_command(CLI::App& app) {
   sub->add_option("--threads", o.threads, "Worker threads for backends that use them")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
+  sub->add_option("--weights-from", o.weights_from,
+                  "A compiled FILE on ref or cpu: the _int xmodel it was compiled from, whose "
+                  "weights the compiled file does not carry");
   sub->add_flag("--json", o.json, "Print the result as one JSON object on stdout");
   return {sub, [options] { return run_exec(*options); }};
 }

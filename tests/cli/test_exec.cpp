@@ -153,6 +153,47 @@ TEST(CliExec, BadBackendAndOptions) {
   EXPECT_THAT(missing.err, HasSubstr("none.xmodel"));
 }
 
+// A compiled file on ref runs its DPU computation lowered to `_int` ops (lower_compiled.hpp):
+// the compiled ResNet-20, weights from its `_int` file, gives the `_int` file's output bytes
+// under the compiled file's output name (the fix2float op, as `vart` names it).
+TEST(CliExec, CompiledResNet20OnRefEqualsItsIntFile) {
+  DPUSHARD_REQUIRE_FIXTURES();
+  ScratchDir dir;
+  const QTensor q = random_qtensor("x", {1, 32, 32, 3}, 5, 21);
+  testing::write_bytes(dir / "x.npy",
+                       npy("|i1", "(1, 32, 32, 3)", std::string(q.data.begin(), q.data.end())));
+  const std::string input = " --input " + quoted((dir / "x.npy").string());
+  const std::string compiled = quoted(fixture(testing::kResNetVck190).string());
+  const Result r = run_cli(dir, "exec " + compiled + " --json --weights-from " + resnet() + input);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json c = json::parse(r.out);
+  const json i = exec_json(dir, input);
+  ASSERT_EQ(c["outputs"].size(), 1U);
+  EXPECT_EQ(c["inputs"][0]["name"], "CifarResNet__input_0");
+  EXPECT_EQ(c["outputs"][0]["name"], "CifarResNet__CifarResNet_Linear_fc__ret_fix_");
+  EXPECT_EQ(c["outputs"][0]["sha256"], i["outputs"][0]["sha256"]);
+  EXPECT_EQ(c["outputs"][0]["shape"], i["outputs"][0]["shape"]);
+  EXPECT_EQ(c["outputs"][0]["fix_point"], i["outputs"][0]["fix_point"]);
+}
+
+// The fixtures' const-fix ops are empty (the weights are packed for the DPU): without the
+// `_int` file, one line naming the op and the option.
+TEST(CliExec, CompiledWithoutItsWeightsIsOneLine) {
+  DPUSHARD_REQUIRE_FIXTURES();
+  ScratchDir dir;
+  for (const char* file : {testing::kResNetVck190, testing::kMobileNetKv260}) {
+    const Result r = run_cli(dir, "exec " + quoted(fixture(file).string()) + " --seed 1");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, AllOf(HasSubstr("dpushard: error: lower_compiled: op '"),
+                             HasSubstr("(const-fix): holds no weights"),
+                             HasSubstr("(--weights-from FILE_int.xmodel)")));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  const Result misuse = run_cli(dir, "exec " + resnet() + " --weights-from " + resnet());
+  EXPECT_EQ(misuse.exit_code, 1);
+  EXPECT_THAT(misuse.err, HasSubstr("--weights-from is for a compiled model"));
+}
+
 // Without -DDPUSHARD_WITH_VART=ON, asking for the real-DPU backend says how to get it.
 TEST(CliExec, VartNotBuiltHere) {
   DPUSHARD_REQUIRE_FIXTURES();

@@ -3,9 +3,13 @@
 #include "compile_equivalent.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <random>
+#include <set>
 
 #include "dpushard/error.hpp"
+#include "dpushard/shape.hpp"
 
 namespace dpushard::vart_test {
 
@@ -75,6 +79,32 @@ Graph compile_equivalent(const Graph& int_graph) {
   for (const Op& op : out.ops()) root.ops.push_back(op.name);
   out.root() = root;
   return out;
+}
+
+Graph with_test_weights(Graph compiled, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::set<std::string> depthwise_weights;
+  for (const Op& op : compiled.ops())
+    if (op.type == "depthwise-conv2d-fix")
+      for (const std::string& w : op.producers("weights")) depthwise_weights.insert(w);
+  for (Op& op : compiled.mutable_ops()) {
+    if (op.type != "const-fix") continue;
+    const Bytes* data = find_attr<Bytes>(op.attrs, "data");
+    if (data != nullptr && !data->data.empty()) continue;
+    const auto& shape = op.output.shape;
+    Bytes bytes;
+    bytes.data.assign(static_cast<std::size_t>(element_count(shape)), char{0});
+    if (shape.size() == 4) {  // weights [oc, kh, kw, ic]; rank 1 is a bias, left zero
+      const bool depthwise = depthwise_weights.contains(op.name);  // [1, kh, kw, channels]
+      const double fan_in = static_cast<double>(shape[1] * shape[2] * (depthwise ? 1 : shape[3]));
+      const int fp = static_cast<int>(int_attr(op.output.attrs, "fix_point", 0));
+      std::normal_distribution<double> value(0.0, std::ldexp(std::sqrt(2.0 / fan_in), fp));
+      for (char& c : bytes.data)
+        c = static_cast<char>(std::clamp(std::nearbyint(value(random)), -128.0, 127.0));
+    }
+    op.attrs["data"] = std::move(bytes);
+  }
+  return compiled;
 }
 
 }  // namespace dpushard::vart_test

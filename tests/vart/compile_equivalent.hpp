@@ -7,10 +7,20 @@
 // on the CPU. The DPU subgraph keeps the `_int` ops: the VART double computes with `ref` on
 // the `_int` fragment itself, so only the boundary (names, shapes, fix points) must be right.
 
+#include <cstdint>
+
 #include "dpushard/graph.hpp"
 
 namespace dpushard::vart_test {
 
 Graph compile_equivalent(const Graph& int_graph);
+
+// `compiled` with every empty const-fix op given int8 values in its `data` attribute (where
+// XIR keeps them; vai_c_xir leaves it empty and packs the weights for the DPU): weights
+// drawn from `seed` with He's scale (normal, standard deviation sqrt(2 / fan-in), so that
+// activations keep their size through the ReLU layers) at the tensor's fix_point, biases zero.
+// Test weights, not the model's: they let a compiled file whose `_int` file is not at hand run
+// through lower_compiled.
+Graph with_test_weights(Graph compiled, std::uint64_t seed);
 
 }  // namespace dpushard::vart_test

@@ -1,8 +1,9 @@
 // `dpushard exec --backend vart` end to end, on the command line built with the vart backend
 // over the VART double (dpushard_on_vart_double), against `dpushard exec --backend ref` on the
 // `_int` file with the same .npy inputs: the output hashes must be equal. The real compiled
-// Versal fixture, and compiled-equivalent fragments with DPU batches 1 and 4, a runner that
-// is not a RunnerExt and tensors in reverse order.
+// Versal fixture (the double computing from the `_int` file, or from the compiled ops), the
+// KV260 fixture with test weights, and compiled-equivalent fragments with DPU batches 1 and 4,
+// a runner that is not a RunnerExt and tensors in reverse order.
 
 #include <gtest/gtest.h>
 
@@ -19,13 +20,18 @@
 #include "dpushard/builder.hpp"
 #include "dpushard/tensor.hpp"
 #include "dpushard/xmodel.hpp"
+#include "xmodel/fixtures.hpp"
 
 namespace dpushard {
 namespace {
 
 namespace fs = std::filesystem;
 const fs::path kFixtures = DPUSHARD_FIXTURE_DIR;
-const fs::path kWork = fs::path(DPUSHARD_VART_TEST_WORK) / "cli";
+// A folder per test: ctest runs the tests of this file in parallel processes.
+fs::path work() {
+  return fs::path(DPUSHARD_VART_TEST_WORK) / "cli" /
+         ::testing::UnitTest::GetInstance()->current_test_info()->name();
+}
 
 // An int8 .npy file (format 1.0) holding `t`.
 void write_npy(const fs::path& path, const QTensor& t) {
@@ -44,15 +50,17 @@ void write_npy(const fs::path& path, const QTensor& t) {
             static_cast<std::streamsize>(t.data.size()));
 }
 
-// Runs `exec FILE --backend B --input ... --json` and returns the outputs array.
+// Runs `exec FILE --backend B --input ... --json [extra]` and returns the outputs array.
 nlohmann::json exec(const std::string& cli, const std::string& env, const fs::path& file,
-                    const std::string& backend, const std::vector<fs::path>& inputs) {
-  std::string command = env + " '" + cli + "' exec '" + file.string() + "' --backend " + backend;
+                    const std::string& backend, const std::vector<fs::path>& inputs,
+                    const std::string& extra = "") {
+  std::string command =
+      env + " '" + cli + "' exec '" + file.string() + "' --backend " + backend + extra;
   for (const auto& in : inputs) command += " --input '" + in.string() + "'";
-  const fs::path out = kWork / ("out-" + backend + ".json");
-  command += " --json >'" + out.string() + "' 2>'" + (kWork / "stderr.txt").string() + "'";
+  const fs::path out = work() / ("out-" + backend + ".json");
+  command += " --json >'" + out.string() + "' 2>'" + (work() / "stderr.txt").string() + "'";
   const int status = std::system(command.c_str());
-  std::ifstream err(kWork / "stderr.txt");
+  std::ifstream err(work() / "stderr.txt");
   std::stringstream text;
   text << err.rdbuf();
   EXPECT_EQ(status, 0) << command << "\n" << text.str();
@@ -60,15 +68,40 @@ nlohmann::json exec(const std::string& cli, const std::string& env, const fs::pa
   return nlohmann::json::parse(in)["outputs"];
 }
 
+// vart (double, with `vart_env`) on `compiled` against `exec --backend ref` on `ref_file`
+// (with `ref_extra`), with seeded int8 inputs; returns the outputs.
+nlohmann::json expect_vart_equals_ref(const fs::path& compiled, const std::string& vart_env,
+                                      const fs::path& ref_file, const std::string& ref_extra,
+                                      std::uint64_t seed = 1, int divisor = 1) {
+  SCOPED_TRACE(compiled.filename().string() + " " + vart_env);
+  fs::create_directories(work());
+  std::vector<fs::path> inputs;
+  for (const QTensor& spec : input_specs(read_xmodel(ref_file))) {
+    inputs.push_back(work() / ("input" + std::to_string(seed) + ".npy"));
+    QTensor q = random_qtensor(spec.name, spec.shape, spec.fix_point, seed++);
+    for (auto& v : q.data) v = static_cast<std::int8_t>(v / divisor);
+    write_npy(inputs.back(), q);
+  }
+  const auto expected = exec(DPUSHARD_CLI, "", ref_file, "ref", inputs, ref_extra);
+  const auto actual = exec(DPUSHARD_VART_CLI, vart_env, compiled, "vart", inputs);
+  EXPECT_EQ(actual.size(), expected.size());
+  for (std::size_t o = 0; o < std::min(actual.size(), expected.size()); ++o) {
+    EXPECT_EQ(actual[o]["shape"], expected[o]["shape"]);
+    EXPECT_EQ(actual[o]["fix_point"], expected[o]["fix_point"]);
+    EXPECT_EQ(actual[o]["sha256"], expected[o]["sha256"]) << "output " << o;
+  }
+  return actual;
+}
+
 // vart (double) on `compiled` against ref on `int_file`, with seeded int8 inputs.
 void expect_same_outputs(const fs::path& compiled, const fs::path& int_file,
                          const std::string& settings) {
   SCOPED_TRACE(compiled.filename().string() + " " + settings);
-  fs::create_directories(kWork);
+  fs::create_directories(work());
   std::vector<fs::path> inputs;
   std::uint64_t seed = 1;
   for (const QTensor& spec : input_specs(read_xmodel(int_file))) {
-    inputs.push_back(kWork / ("input" + std::to_string(seed) + ".npy"));
+    inputs.push_back(work() / ("input" + std::to_string(seed) + ".npy"));
     write_npy(inputs.back(), random_qtensor(spec.name, spec.shape, spec.fix_point, seed++));
   }
   const auto expected = exec(DPUSHARD_CLI, "", int_file, "ref", inputs);
@@ -89,6 +122,44 @@ TEST(VartCli, CompiledVersalFixtureMatchesRef) {
                         kFixtures / "resnet20_cifar10_int_quantized.xmodel", settings);
 }
 
+// Without an `_int` fragment the double computes the DPU subgraph from the compiled file's
+// own ops (lower_compiled), here with the weights from the `_int` file (the compiled file
+// carries none): still ref's bytes on the `_int` file, and on the compiled file.
+TEST(VartCli, CompiledVersalFixtureFromItsOwnOpsMatchesRef) {
+  DPUSHARD_REQUIRE_FIXTURES();
+  const fs::path compiled = kFixtures / "resnet20_cifar10_compiled_dpucvdx8g_vck190_vai35.xmodel";
+  const fs::path int_file = kFixtures / "resnet20_cifar10_int_quantized.xmodel";
+  const std::string weights = "DPUSHARD_VART_DOUBLE_WEIGHTS='" + int_file.string() + "' ";
+  for (const char* batch : {"", "DPUSHARD_VART_DOUBLE_BATCH=6"}) {
+    expect_vart_equals_ref(compiled, weights + batch, int_file, "");
+    expect_vart_equals_ref(compiled, weights + batch, compiled,
+                           " --weights-from '" + int_file.string() + "'");
+  }
+}
+
+// The KV260 MobileNetV2 (DPUCZDX8G B4096, 224x224x3 input) on the double against ref on the
+// same compiled file. Its weights are packed for the DPU and its `_int` file is not public,
+// so both run it with test weights in its const-fix ops (with_test_weights): the ops,
+// attributes, tensors and fix points are the real file's, the outputs are not the model's.
+TEST(VartCli, Kv260MobileNetV2WithTestWeightsMatchesRef) {
+  DPUSHARD_REQUIRE_FIXTURES();
+  fs::create_directories(work());
+  const Graph kv260 =
+      read_xmodel(kFixtures / "mobilenetv2_yawn_compiled_dpuczdx8g_kv260_vai25.xmodel");
+  const fs::path file = work() / "mobilenetv2_kv260_test_weights.xmodel";
+  write_xmodel(vart_test::with_test_weights(kv260, 5), file);
+  // The output is two logits after a global average pool, which random inputs barely move:
+  // the second input is the first halved, and the two outputs differ, so a frame that did not
+  // reach the computation would show.
+  std::vector<std::string> hashes;
+  for (const auto& [batch, divisor] :
+       {std::pair{"", 1}, std::pair{"DPUSHARD_VART_DOUBLE_BATCH=4", 2}}) {
+    const auto out = expect_vart_equals_ref(file, batch, file, "", 1, divisor);
+    hashes.push_back(out.at(0)["sha256"]);
+  }
+  EXPECT_NE(hashes[0], hashes[1]) << "two inputs gave one output: the comparison says nothing";
+}
+
 TEST(VartCli, CompiledEquivalentFragmentMatchesRef) {
   GraphBuilder b("two_in_two_out");
   const Value x = b.input("x", {1, 6, 6, 8}, 4);
@@ -103,9 +174,9 @@ TEST(VartCli, CompiledEquivalentFragmentMatchesRef) {
   b.add("sum", {c, y}, 2);
   b.relu("act", y, 5);
   const Graph int_graph = b.finish();
-  fs::create_directories(kWork);
-  const fs::path int_file = kWork / "frag_int.xmodel";
-  const fs::path compiled = kWork / "frag_compiled.xmodel";
+  fs::create_directories(work());
+  const fs::path int_file = work() / "frag_int.xmodel";
+  const fs::path compiled = work() / "frag_compiled.xmodel";
   write_xmodel(int_graph, int_file);
   write_xmodel(vart_test::compile_equivalent(int_graph), compiled);
   for (const char* settings : {"", "DPUSHARD_VART_DOUBLE_BATCH=4",

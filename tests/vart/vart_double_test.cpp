@@ -23,6 +23,7 @@
 #include "dpushard/vart_backend.hpp"
 #include "dpushard/xmodel.hpp"
 #include "dpushard/zoo.hpp"
+#include "xmodel/fixtures.hpp"
 
 namespace dpushard {
 namespace {
@@ -44,9 +45,12 @@ class VartOnDouble : public ::testing::Test {
 
   // In this process (the journal sees the runner's calls), or supervised in a child process
   // (what make_backend("vart") gives: the settings reach the child through the fork).
+  // from_ops: the double computes from the compiled ops (lower_compiled), with `int_graph`
+  // giving only the weights.
   static std::unique_ptr<Backend> vart(const Graph& compiled, const Graph& int_graph,
-                                       Settings settings = {}, bool supervised = false) {
-    settings.int_graph = int_graph;
+                                       Settings settings = {}, bool supervised = false,
+                                       bool from_ops = false) {
+    (from_ops ? settings.weights_graph : settings.int_graph) = int_graph;
     vart_double::set_settings(settings);
     BackendOptions options;
     auto backend =
@@ -57,8 +61,9 @@ class VartOnDouble : public ::testing::Test {
 
   // vart on `compiled` against ref on `int_graph`, over two seeded frames.
   static void expect_matches_ref(const Graph& compiled, const Graph& int_graph,
-                                 Settings settings = {}, bool supervised = false) {
-    auto backend = vart(compiled, int_graph, settings, supervised);
+                                 Settings settings = {}, bool supervised = false,
+                                 bool from_ops = false) {
+    auto backend = vart(compiled, int_graph, settings, supervised, from_ops);
     auto ref = make_backend("ref");
     ref->load(int_graph);
     const auto vart_specs = input_specs(compiled);
@@ -111,6 +116,40 @@ TEST_F(VartOnDouble, RealCompiledVersalFixtureMatchesRefOnItsIntFile) {
     Settings s;
     s.batch = batch;
     expect_matches_ref(compiled, int_graph, s);
+  }
+}
+
+// Without an `_int` fragment the double lowers the runner's DPU subgraph (lower_compiled):
+// the real compiled ops, the `_int` file's weights (the compiled file's const-fix ops are
+// empty), ref's bytes on the `_int` file.
+TEST_F(VartOnDouble, RealCompiledVersalFixtureFromItsOwnOpsMatchesRef) {
+  DPUSHARD_REQUIRE_FIXTURES();
+  const Graph compiled =
+      read_xmodel(kFixtures / "resnet20_cifar10_compiled_dpucvdx8g_vck190_vai35.xmodel");
+  const Graph int_graph = read_xmodel(kFixtures / "resnet20_cifar10_int_quantized.xmodel");
+  for (int batch : {1, 6}) {
+    SCOPED_TRACE("DPU batch " + std::to_string(batch));
+    Settings s;
+    s.batch = batch;
+    expect_matches_ref(compiled, int_graph, s, false, true);
+  }
+}
+
+// The KV260 fixture's weights are packed for its DPU and its `_int` file is not here: the
+// double cannot compute it, and load() says so in one line naming the empty const-fix op.
+TEST_F(VartOnDouble, Kv260FixtureWithoutWeightsIsOneLineAtLoad) {
+  DPUSHARD_REQUIRE_FIXTURES();
+  const Graph compiled =
+      read_xmodel(kFixtures / "mobilenetv2_yawn_compiled_dpuczdx8g_kv260_vai25.xmodel");
+  vart_double::set_settings(Settings{});
+  auto backend = make_vart_backend_in_process(BackendOptions{});
+  try {
+    backend->load(compiled);
+    ADD_FAILURE() << "load() accepted a graph the double cannot compute";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_THAT(what, HasSubstr("(const-fix): holds no weights"));
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
   }
 }
 

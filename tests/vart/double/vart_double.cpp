@@ -16,13 +16,16 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
 #include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/lower_compiled.hpp"
 #include "dpushard/xmodel.hpp"
 
 namespace dpushard::vart_double {
@@ -108,14 +111,52 @@ class DpuBuffer final : public vart::TensorBuffer {
   std::vector<std::vector<std::int8_t>> device_;
 };
 
-// The job's arithmetic: `ref` on the `_int` fragment, batch entry by batch entry (in groups
-// of the fragment's own batch).
+// The ops of DPU subgraph `name` of a compiled graph and the ops producing its inputs (the
+// `data-fix` ops): the DPU's computation alone, without the CPU ops after it (fix2float).
+Graph dpu_part(const Graph& compiled, const std::string& name) {
+  std::set<std::string> members;
+  const std::function<bool(const Subgraph&, bool)> collect = [&](const Subgraph& s, bool inside) {
+    inside = inside || s.name == name;
+    if (inside) members.insert(s.ops.begin(), s.ops.end());
+    bool found = inside;
+    for (const Subgraph& child : s.children) found = collect(child, inside) || found;
+    return found;
+  };
+  if (!compiled.root() || !collect(*compiled.root(), false))
+    throw Error("no subgraph '" + name + "' in the compiled graph");
+  for (const Op& op : compiled.ops())
+    if (members.contains(op.name))
+      for (const std::string& p : op.all_producers()) members.insert(p);
+  Graph part(compiled.name());
+  for (const Op& op : compiled.ops())
+    if (members.contains(op.name)) part.add_op(op);
+  return part;
+}
+
+// The job's arithmetic: `ref` on a graph in `_int` form, batch entry by batch entry (in groups
+// of the fragment's own batch). That graph is the `_int` fragment, or the DPU subgraph's own
+// ops lowered to `_int` ops (lower_compiled.hpp); `names` maps a runner tensor's name to the
+// graph's name for it (absent: the same name, as in an `_int` fragment).
 class Arithmetic {
  public:
-  explicit Arithmetic(const Graph& int_graph) : specs_(input_specs(int_graph)) {
+  Arithmetic(const Graph& graph, std::map<std::string, std::string> names)
+      : specs_(input_specs(graph)), names_(std::move(names)) {
     backend_ = make_backend("ref");
-    backend_->load(int_graph);
-    for (const Op* out : int_graph.outputs()) outputs_.push_back(out->name);
+    backend_->load(graph);
+    for (const Op* out : graph.outputs()) outputs_.push_back(out->name);
+  }
+
+  // The `_int` fragment of the settings, or the runner's DPU subgraph lowered.
+  static Arithmetic for_subgraph(const xir::Subgraph* subgraph, const Settings& settings) {
+    if (settings.int_graph) return Arithmetic(*settings.int_graph, {});
+    std::string bytes;
+    subgraph->get_graph()->serialize_to_string(&bytes);
+    const Graph compiled = parse_xmodel(bytes, "the runner's graph");
+    const Graph part = dpu_part(compiled, subgraph->get_name());
+    const Graph* weights = settings.weights_graph ? &*settings.weights_graph : nullptr;
+    std::map<std::string, std::string> names;  // tensor -> the op producing it
+    for (const Op& op : part.ops()) names[op.output.name] = op.name;
+    return Arithmetic(lower_compiled(part, weights), std::move(names));
   }
 
   // `in[t][b]` / `out[t][b]`: batch entry b of runner tensor t (by name in `names`).
@@ -126,10 +167,12 @@ class Arithmetic {
     for (std::int64_t first = 0; first < batch; first += group) {
       std::vector<QTensor> inputs;
       for (const QTensor& spec : specs_) {
-        const auto it = std::find(in_names.begin(), in_names.end(), spec.name);
+        const auto it = std::find_if(in_names.begin(), in_names.end(), [&](const std::string& n) {
+          return graph_name(n) == spec.name;
+        });
         if (it == in_names.end())
           throw std::runtime_error("vart double: the DPU subgraph has no input tensor '" +
-                                   spec.name + "' of the _int fragment");
+                                   spec.name + "' of the graph it computes");
         const std::size_t t = static_cast<std::size_t>(it - in_names.begin());
         QTensor q = spec;
         for (std::int64_t b = first; b < first + group; ++b) {
@@ -141,10 +184,10 @@ class Arithmetic {
       }
       const std::vector<QTensor> results = backend_->run(inputs);
       for (std::size_t t = 0; t < out_names.size(); ++t) {
-        const auto it = std::find(outputs_.begin(), outputs_.end(), out_names[t]);
+        const auto it = std::find(outputs_.begin(), outputs_.end(), graph_name(out_names[t]));
         if (it == outputs_.end())
-          throw std::runtime_error("vart double: the _int fragment has no output '" + out_names[t] +
-                                   "'");
+          throw std::runtime_error("vart double: the graph it computes has no output '" +
+                                   out_names[t] + "'");
         const QTensor& r = results[static_cast<std::size_t>(it - outputs_.begin())];
         const std::size_t frame = r.data.size() / static_cast<std::size_t>(group);
         for (std::int64_t b = first; b < std::min<std::int64_t>(first + group, batch); ++b) {
@@ -162,7 +205,13 @@ class Arithmetic {
   }
 
  private:
+  std::string graph_name(const std::string& tensor) const {
+    const auto it = names_.find(tensor);
+    return it == names_.end() ? tensor : it->second;
+  }
+
   std::vector<QTensor> specs_;
+  std::map<std::string, std::string> names_;
   std::vector<std::string> outputs_;
   std::unique_ptr<Backend> backend_;
 };
@@ -211,7 +260,7 @@ class DoubleRunner final : public Base {
         batch_(settings.batch),
         inputs_(own_tensors(boundary(subgraph, true), settings.batch, settings.reverse_tensors)),
         outputs_(own_tensors(boundary(subgraph, false), settings.batch, settings.reverse_tensors)),
-        arithmetic_(*settings.int_graph) {
+        arithmetic_(Arithmetic::for_subgraph(subgraph, settings)) {
     for (const auto* list : {&inputs_, &outputs_})
       for (const TensorSpec& s : *list) {
         buffers_.push_back(std::make_unique<DpuBuffer>(s.tensor.get(), s.frame_bytes, batch_));
@@ -366,6 +415,8 @@ Settings settings_from_environment() {
   Settings s;
   if (const char* file = std::getenv("DPUSHARD_VART_DOUBLE_INT"); file != nullptr && *file)
     s.int_graph = read_xmodel(file);
+  if (const char* file = std::getenv("DPUSHARD_VART_DOUBLE_WEIGHTS"); file != nullptr && *file)
+    s.weights_graph = read_xmodel(file);
   s.batch = env_int("DPUSHARD_VART_DOUBLE_BATCH", 1);
   if (s.batch < 1) throw Error("DPUSHARD_VART_DOUBLE_BATCH must be at least 1");
   s.plain_runner = env_flag("DPUSHARD_VART_DOUBLE_PLAIN");
@@ -430,15 +481,19 @@ std::unique_ptr<Runner> Runner::create_runner(const xir::Subgraph* subgraph,
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("vart double: ") + e.what());
   }
-  if (!settings.int_graph)
-    throw std::runtime_error(
-        "vart double: no _int fragment to compute with (set DPUSHARD_VART_DOUBLE_INT)");
   {
     const std::lock_guard lock(dpushard::vart_double::g_mutex);
     ++dpushard::vart_double::g_journal.runners;
   }
-  if (settings.plain_runner) return std::make_unique<DoubleRunner<Runner>>(subgraph, settings);
-  return std::make_unique<DoubleRunner<RunnerExt>>(subgraph, settings);
+  // The runner computes from the `_int` fragment or from the subgraph's ops; a subgraph it
+  // cannot compute (weights not in the file, an op it does not know) fails here, as
+  // create_runner's own checks do, but as an exception the backend reports in one line.
+  try {
+    if (settings.plain_runner) return std::make_unique<DoubleRunner<Runner>>(subgraph, settings);
+    return std::make_unique<DoubleRunner<RunnerExt>>(subgraph, settings);
+  } catch (const dpushard::Error& e) {
+    throw std::runtime_error(std::string("vart double: ") + e.what());
+  }
 }
 
 std::unique_ptr<Runner> Runner::create_runner_with_attrs(const xir::Subgraph* subgraph,

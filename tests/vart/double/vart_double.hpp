@@ -9,8 +9,10 @@
 //   - or, when asked, a plain vart::Runner that copies the caller's host buffers;
 //   - has tensors of its own with the DPU's batch (not the file's) and the subgraph's
 //     fix_point attributes, in an order of its own;
-//   - computes each job with dpushard's `ref` backend on the matching `_int` fragment, in
-//     execute_async, and returns from wait at once (the edge DPU's behaviour);
+//   - computes each job with dpushard's `ref` backend, in execute_async, on the matching `_int`
+//     fragment when one is given, else on the DPU subgraph's own ops lowered to `_int` ops
+//     (lower_compiled.hpp; the weights from the const-fix ops or from a given `_int` file), and
+//     returns from wait at once (the edge DPU's behaviour);
 //   - can inject a failure into one job: a status code, an exception, an abort (glog FATAL,
 //     as VART does), or a hang (sleep XLNX_DPU_TIMEOUT ms, then abort, as the DPU
 //     controller does).
@@ -30,7 +32,11 @@ enum class FaultKind { None, Status, Throw, Abort, Hang, Stall };
 
 struct Settings {
   // The `_int` fragment whose ref result a job returns (DPUSHARD_VART_DOUBLE_INT: a file).
+  // Without it a job computes the runner's DPU subgraph from its ops (lower_compiled).
   std::optional<Graph> int_graph;
+  // Without int_graph: the `_int` file the compiled one was made from, for weights the
+  // compiled file does not carry (DPUSHARD_VART_DOUBLE_WEIGHTS: a file).
+  std::optional<Graph> weights_graph;
   int batch = 1;                 // the DPU's batch (DPUSHARD_VART_DOUBLE_BATCH)
   bool plain_runner = false;     // not a RunnerExt (DPUSHARD_VART_DOUBLE_PLAIN=1)
   bool reverse_tensors = false;  // tensors in reverse graph order (DPUSHARD_VART_DOUBLE_REVERSE=1)

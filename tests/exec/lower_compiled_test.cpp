@@ -1,0 +1,170 @@
+// lower_compiled (core/src/xmodel/lower_compiled.cpp) on the real compiled fixtures: the
+// compiled ResNet-20 lowered and run by `ref` gives, byte for byte, what `ref` gives on the
+// `_int` file it was compiled from. Only the weights come from the `_int` file (the compiled
+// file's const-fix ops are empty); the ops, their attributes and every fix point come from
+// the compiled file, so the comparison checks the lowering, not itself.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "dpushard/backend.hpp"
+#include "dpushard/error.hpp"
+#include "dpushard/lower_compiled.hpp"
+#include "dpushard/xmodel.hpp"
+#include "xmodel/fixtures.hpp"
+
+namespace dpushard {
+namespace {
+
+using testing::fixture;
+using testing::kMobileNetKv260;
+using testing::kResNetInt;
+using testing::kResNetVck190;
+
+std::vector<QTensor> run_ref(const Graph& graph, const std::vector<QTensor>& inputs) {
+  auto backend = make_backend("ref");
+  backend->load(graph);
+  return backend->run(inputs);
+}
+
+std::vector<QTensor> random_inputs(const Graph& graph, std::uint64_t seed) {
+  std::vector<QTensor> inputs;
+  for (const QTensor& spec : input_specs(graph))
+    inputs.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, seed));
+  return inputs;
+}
+
+// The compiled file with every const-fix `data` attribute filled from the `_int` file, as
+// XIR defines the op (int8 values): a compiled file that carries its own weights.
+Graph with_weights(Graph compiled, const Graph& int_graph) {
+  const Graph lowered = lower_compiled(compiled, &int_graph);
+  for (Op& op : compiled.mutable_ops()) {
+    if (op.type != "const-fix") continue;
+    const std::vector<float> values = const_values(lowered.op(op.name + "/const"));
+    const int fp = static_cast<int>(int_attr(op.output.attrs, "fix_point", 0));
+    Bytes bytes;
+    for (float v : values) bytes.data.push_back(static_cast<char>(std::ldexp(v, fp)));
+    op.attrs["data"] = bytes;
+  }
+  return compiled;
+}
+
+std::string error_of(const Graph& compiled, const Graph* int_graph = nullptr) {
+  try {
+    lower_compiled(compiled, int_graph);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+class LowerCompiled : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DPUSHARD_REQUIRE_FIXTURES();
+    int_graph_ = read_xmodel(fixture(kResNetInt));
+    compiled_ = read_xmodel(fixture(kResNetVck190));
+  }
+  Op& op_of_type(const std::string& type) {
+    for (Op& op : compiled_.mutable_ops())
+      if (op.type == type) return op;
+    throw Error("no " + type);
+  }
+  Graph int_graph_, compiled_;
+};
+
+TEST_F(LowerCompiled, ResNet20EqualsRefOnTheIntFileByteForByte) {
+  const Graph lowered = lower_compiled(compiled_, &int_graph_);
+  EXPECT_FALSE(is_compiled(lowered));
+  // Same inputs and outputs, names included, as the compiled file (what `vart` reports).
+  ASSERT_EQ(input_specs(lowered).size(), 1U);
+  EXPECT_EQ(input_specs(lowered)[0].name, input_specs(compiled_)[0].name);
+  EXPECT_EQ(input_specs(lowered)[0].fix_point, input_specs(int_graph_)[0].fix_point);
+  ASSERT_EQ(lowered.outputs().size(), 1U);
+  EXPECT_EQ(lowered.outputs()[0]->name, compiled_.outputs()[0]->name);
+  for (std::uint64_t seed : {1U, 2U, 3U, 4U, 5U}) {
+    const std::vector<QTensor> inputs = random_inputs(int_graph_, seed);
+    const QTensor want = run_ref(int_graph_, inputs).at(0);
+    const QTensor got = run_ref(lowered, inputs).at(0);
+    EXPECT_EQ(got.shape, want.shape) << "seed " << seed;
+    EXPECT_EQ(got.fix_point, want.fix_point) << "seed " << seed;
+    EXPECT_EQ(got.data, want.data) << "seed " << seed;
+  }
+}
+
+// The comparison above is sensitive to the compiled file: one attribute changed (the last
+// residual add without its relu) changes the output.
+TEST_F(LowerCompiled, ACompiledAttributeChangesTheResult) {
+  Op* last_add = nullptr;
+  for (Op& op : compiled_.mutable_ops())
+    if (op.type == "eltwise-fix") last_add = &op;
+  ASSERT_NE(last_add, nullptr);
+  last_add->attrs["nonlinear"] = std::string("NONE");
+  const std::vector<QTensor> inputs = random_inputs(int_graph_, 1);
+  EXPECT_NE(run_ref(lower_compiled(compiled_, &int_graph_), inputs).at(0).data,
+            run_ref(int_graph_, inputs).at(0).data);
+}
+
+TEST_F(LowerCompiled, WeightsInTheConstFixDataNeedNoIntFile) {
+  const Graph filled = with_weights(compiled_, int_graph_);
+  const std::vector<QTensor> inputs = random_inputs(int_graph_, 7);
+  EXPECT_EQ(run_ref(lower_compiled(filled), inputs).at(0).data,
+            run_ref(int_graph_, inputs).at(0).data);
+}
+
+TEST_F(LowerCompiled, EmptyWeightsWithoutTheIntFileAreOneLineNamingTheConst) {
+  const std::string error = error_of(compiled_);
+  EXPECT_NE(error.find("op 'CifarResNet__fc_weight(reshaped)' (const-fix): holds no weights"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+  // The KV260 MobileNetV2 stores its weights the same way and has no `_int` file here.
+  const std::string kv260 = error_of(read_xmodel(fixture(kMobileNetKv260)));
+  EXPECT_NE(kv260.find("(const-fix): holds no weights"), std::string::npos) << kv260;
+}
+
+TEST_F(LowerCompiled, IntFileWithOtherFixPointsIsRefused) {
+  for (Op& op : int_graph_.mutable_ops())
+    if (op.type == "fix" && op.producers("input").front() == "CifarResNet__conv1_bias")
+      op.attrs["fix_point"] = std::int32_t{3};
+  EXPECT_NE(error_of(compiled_, &int_graph_)
+                .find("op 'CifarResNet__conv1_bias' (const-fix): fix_point 7 differs"),
+            std::string::npos)
+      << error_of(compiled_, &int_graph_);
+}
+
+TEST_F(LowerCompiled, UnknownOpsAttributesAndValuesAreOneLineErrors) {
+  op_of_type("conv2d-fix").attrs["nonlinear"] = std::string("HSWISH");
+  EXPECT_NE(error_of(compiled_, &int_graph_).find("(conv2d-fix): nonlinear 'HSWISH' has no"),
+            std::string::npos);
+  compiled_ = read_xmodel(fixture(kResNetVck190));
+  op_of_type("eltwise-fix").attrs["type"] = std::string("MUL");
+  EXPECT_NE(error_of(compiled_, &int_graph_).find("(eltwise-fix): eltwise type 'MUL'"),
+            std::string::npos);
+  compiled_ = read_xmodel(fixture(kResNetVck190));
+  op_of_type("pool-fix").attrs["shift_cut"] = std::int32_t{3};
+  EXPECT_NE(error_of(compiled_, &int_graph_).find("(pool-fix): attribute 'shift_cut' is not"),
+            std::string::npos);
+  compiled_ = read_xmodel(fixture(kResNetVck190));
+  op_of_type("reshape-fix").type = "upsample-fix";
+  EXPECT_NE(error_of(compiled_, &int_graph_).find("(upsample-fix): no `_int` form"),
+            std::string::npos);
+}
+
+TEST_F(LowerCompiled, KnownNonlinearsBecomeActivations) {
+  Op& conv = op_of_type("conv2d-fix");
+  conv.attrs["nonlinear"] = std::string("RELU6");
+  const std::string name = conv.name;
+  Graph lowered = lower_compiled(compiled_, &int_graph_);
+  EXPECT_EQ(lowered.op(name + "/relu6").type, "relu6");
+  EXPECT_EQ(lowered.op(name).producers("input").front(), name + "/relu6");
+  op_of_type("conv2d-fix").attrs["nonlinear"] = std::string("LEAKYRELU");
+  lowered = lower_compiled(compiled_, &int_graph_);
+  EXPECT_FLOAT_EQ(
+      static_cast<float>(float_attr(lowered.op(name + "/leaky-relu").attrs, "alpha", 0)), 0.1F);
+}
+
+}  // namespace
+}  // namespace dpushard
