@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# ctest Ansible.KriaRoleCheckMode: runs playbooks/kria.yml (the kria role) against this
+# machine, connection local (tests/harness/kria_check/hosts.yml):
+#  1. in --check mode on this machine, which is not a Kria board: the play must pass, skip
+#     every board-only step and print why;
+#  2. with kria_require_board=true: the play must fail, naming the reason;
+#  3. on a stand-in board in a scratch folder (an xmutil and an xdputil that print what the
+#     real tools print, formats cited in docs/boards.md; a device tree model; a VART
+#     library and CMake config; cpufreq policies): in --check mode nothing changes; the
+#     first real run loads the app and sets the governor, reads the DPU's fingerprint and
+#     clock; the second run changes nothing. The systemd steps (tag kria_systemd) are left
+#     out there: they would install units on this machine.
+#
+#   kria_role.sh SOURCE_DIR
+set -euo pipefail
+src=$1
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+cd "$src"
+export ANSIBLE_CONFIG="$src/ansible.cfg" ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0
+inventory=tests/harness/kria_check/hosts.yml
+fail() { echo "kria_role: FAILED: $*" >&2; exit 1; }
+play() {  # log-name extra-args...
+  local log=$scratch/$1.log
+  shift
+  ansible-playbook -i "$inventory" playbooks/kria.yml "$@" >"$log" 2>&1
+}
+recap() { grep -E '^this-machine +:' "$scratch/$1.log" || true; }
+
+# 1. This machine, --check.
+play check --check || { cat "$scratch/check.log" >&2; fail "--check run on this machine"; }
+grep -q 'skipped: not a Kria board (' "$scratch/check.log" || fail "no skip reason printed"
+grep -Eq 'changed=0 .*failed=0' <(recap check) || fail "--check run: $(recap check)"
+echo "kria_role: this machine, --check: $(grep -o 'skipped: not a Kria board ([^)]*)' "$scratch/check.log" | head -1)"
+
+# 2. A board is required: must fail.
+if play require --check -e kria_require_board=true; then fail "kria_require_board=true passed on a non-board"; fi
+grep -q 'is not a Kria board (' "$scratch/require.log" || fail "kria_require_board: no reason in the failure"
+echo "kria_role: kria_require_board=true fails as it must"
+
+# 3. A stand-in board.
+b=$scratch/board
+mkdir -p "$b/bin" "$b/lib" "$b/cmake/vart" "$b/work"
+printf 'ZynqMP SMK-K26 Rev1/B/A\0' >"$b/model"
+echo k26-starter-kits >"$b/active"
+cat >"$b/bin/xmutil" <<XMUTIL
+#!/usr/bin/env bash
+# Stand-in for xmutil: listapps in its column format, unloadapp, loadapp APP.
+state=$b/active
+case \$1 in
+listapps)
+  printf '%-24s%-12s%-24s%-12s%-16s%s\n' Accelerator Accel_type Base Base_type '#slots(PL+AIE)' Active_slot
+  for app in k26-starter-kits kv260-benchmark-b4096 kv260-smartcam; do
+    slot=-1; [[ \$(cat "\$state") == "\$app" ]] && slot=0,
+    printf '%-24s%-12s%-24s%-12s%-16s%s\n' "\$app" XRT_FLAT "\$app" XRT_FLAT '(0+0)' "\$slot"
+  done ;;
+unloadapp) echo none >"\$state"; echo 'Accelerator successfully removed.' ;;
+loadapp) [[ \$(cat "\$state") == none ]] || { echo 'an app is loaded' >&2; exit 1; }
+  echo "\$2" >"\$state"; echo 'Accelerator loaded to slot 0' ;;
+*) exit 2 ;;
+esac
+XMUTIL
+cat >"$b/bin/xdputil" <<XDPUTIL
+#!/usr/bin/env bash
+# Stand-in for xdputil query (its JSON layout), reporting the B4096 only when it is loaded.
+[[ \$1 == query && \$(cat "$b/active") == kv260-benchmark-b4096 ]] || exit 1
+cat <<JSON
+{
+  "DPU IP Spec": {"DPU Core Count": 1, "IP version": "v4.1.0"},
+  "VAI Version": {"libvart-runner.so": "Xilinx vart-runner Version: 3.0.0"},
+  "kernels": [{"DPU Arch": "DPUCZDX8G_ISA1_B4096", "DPU Frequency (MHz)": 300,
+               "cu_idx": 0, "fingerprint": "0x101000016010407", "name": "DPU Core 0"}]
+}
+JSON
+XDPUTIL
+chmod +x "$b/bin/xmutil" "$b/bin/xdputil"
+: >"$b/lib/libvart-runner.so.3"
+: >"$b/cmake/vart/vart-config.cmake"
+for p in 0 1; do mkdir -p "$b/cpufreq/policy$p"; echo schedutil >"$b/cpufreq/policy$p/scaling_governor"; done
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$b/token"
+board=(-e "kria_xmutil=$b/bin/xmutil" -e "kria_xdputil=$b/bin/xdputil"
+  -e "kria_device_tree_model=$b/model" -e "kria_become=false" -e '{"kria_packages": []}'
+  -e "{\"kria_vart_library_dirs\": [\"$b/lib\"], \"kria_vart_cmake_dirs\": [\"$b/cmake/vart\"]}"
+  -e "kria_cpufreq_dir=$b/cpufreq" -e "dpushard_work_dir=$b/work" -e "dpushard_token_file=$b/token"
+  -e kria_require_board=true --skip-tags kria_systemd)
+play board-check --check "${board[@]}" || { cat "$scratch/board-check.log" >&2; fail "stand-in board, --check"; }
+[[ $(cat "$b/active") == k26-starter-kits ]] || fail "--check loaded the app"
+grep -qx schedutil "$b/cpufreq/policy0/scaling_governor" || fail "--check set the governor"
+grep -q 'DPUCZDX8G_ISA1_B4096, fingerprint 0x101000016010407, 300 MHz' "$scratch/board-check.log" &&
+  fail "--check read the DPU of an app it did not load"
+
+play board-1 "${board[@]}" || { cat "$scratch/board-1.log" >&2; fail "stand-in board, first run"; }
+[[ $(cat "$b/active") == kv260-benchmark-b4096 ]] || fail "the app was not loaded"
+for p in 0 1; do grep -qx performance "$b/cpufreq/policy$p/scaling_governor" || fail "policy$p governor"; done
+[[ $(stat -c %a "$b/work/service/token") == 600 ]] || fail "the token is not mode 0600"
+cmp -s "$b/token" "$b/work/service/token" || fail "the token was not copied"
+grep -q 'DPUCZDX8G_ISA1_B4096, fingerprint 0x101000016010407, 300 MHz' "$scratch/board-1.log" ||
+  { cat "$scratch/board-1.log" >&2; fail "the DPU's facts were not read"; }
+echo "kria_role: stand-in board, first run: $(recap board-1)"
+
+play board-2 "${board[@]}" || { cat "$scratch/board-2.log" >&2; fail "stand-in board, second run"; }
+grep -Eq 'changed=0 ' <(recap board-2) || { cat "$scratch/board-2.log" >&2; fail "second run not idempotent: $(recap board-2)"; }
+echo "kria_role: stand-in board, second run: $(recap board-2)"
+echo "kria_role: OK"
