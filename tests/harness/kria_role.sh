@@ -18,6 +18,8 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cd "$src"
 export ANSIBLE_CONFIG="$src/ansible.cfg" ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0
+# The minimal facts (system, kernel, distribution) are all these runs read; faster.
+export ANSIBLE_GATHER_SUBSET="!all,min"
 inventory=tests/harness/kria_check/hosts.yml
 fail() { echo "kria_role: FAILED: $*" >&2; exit 1; }
 play() {  # log-name extra-args...
@@ -101,4 +103,30 @@ echo "kria_role: stand-in board, first run: $(recap board-1)"
 play board-2 "${board[@]}" || { cat "$scratch/board-2.log" >&2; fail "stand-in board, second run"; }
 grep -Eq 'changed=0 ' <(recap board-2) || { cat "$scratch/board-2.log" >&2; fail "second run not idempotent: $(recap board-2)"; }
 echo "kria_role: stand-in board, second run: $(recap board-2)"
+
+# 4. The collect playbook writes the board's facts into env.json (hosts.<host>.board), and
+#    leaves them out where kria_collect_board_facts is off (the local inventories).
+mkdir -p "$b/work/runs/kria-check" "$b/results"
+echo '{"benchmarks": []}' >"$b/work/runs/kria-check/bench_stand_in.json"
+collect() {  # log-name extra-args...
+  local log=$scratch/$1.log
+  shift
+  ansible-playbook -i "$inventory" playbooks/collect.yml "${board[@]}" -e dpushard_run_id=kria-check \
+    -e "dpushard_results_root=$b/results" -e collect_worker_logs=false "$@" >"$log" 2>&1 ||
+    { cat "$log" >&2; fail "collect ($log)"; }
+}
+env_json=$b/results/kria-check/env.json
+collect collect-board -e kria_collect_board_facts=true
+/usr/bin/python3 - "$env_json" <<'PY' || fail "env.json lacks the board's facts"
+import json, sys
+board = json.load(open(sys.argv[1]))["hosts"]["this-machine"]["board"]
+dpu = board["dpu"][0]
+assert (dpu["arch"], dpu["fingerprint"], dpu["clock_mhz"]) == ("DPUCZDX8G_ISA1_B4096", "0x101000016010407", 300), dpu
+assert board["firmware_app"] == "kv260-benchmark-b4096" and board["model"] == "ZynqMP SMK-K26 Rev1/B/A", board
+assert board["kernel"] and board["image"], board
+print("kria_role: env.json board:", json.dumps(board, sort_keys=True))
+PY
+collect collect-plain
+/usr/bin/python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["hosts"]["this-machine"]; sys.exit("board" in h)' \
+  "$env_json" || fail "env.json has a board entry without kria_collect_board_facts"
 echo "kria_role: OK"
