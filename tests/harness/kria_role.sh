@@ -8,8 +8,11 @@
 #     real tools print, formats cited in docs/boards.md; a device tree model; a VART
 #     library and CMake config; cpufreq policies): in --check mode nothing changes; the
 #     first real run loads the app and sets the governor, reads the DPU's fingerprint and
-#     clock; the second run changes nothing. The systemd steps (tag kria_systemd) are left
-#     out there: they would install units on this machine.
+#     clock; the second run changes nothing (and, with the worker unit on and dpushard not
+#     built, says it cannot start it yet). The systemd steps (tag kria_systemd) are left
+#     out there: they would install units on this machine;
+#  4. the collect playbook writes the stand-in's facts into env.json, and leaves them out
+#     without kria_collect_board_facts.
 #
 #   kria_role.sh SOURCE_DIR
 set -euo pipefail
@@ -100,8 +103,12 @@ grep -q 'DPUCZDX8G_ISA1_B4096, fingerprint 0x101000016010407, 300 MHz' "$scratch
   { cat "$scratch/board-1.log" >&2; fail "the DPU's facts were not read"; }
 echo "kria_role: stand-in board, first run: $(recap board-1)"
 
-play board-2 "${board[@]}" || { cat "$scratch/board-2.log" >&2; fail "stand-in board, second run"; }
+# The second run also turns the worker unit on, with dpushard not built: it must say so.
+play board-2 "${board[@]}" -e kria_worker_service_enabled=true -e "dpushard_bin=$b/no-dpushard" ||
+  { cat "$scratch/board-2.log" >&2; fail "stand-in board, second run"; }
 grep -Eq 'changed=0 ' <(recap board-2) || { cat "$scratch/board-2.log" >&2; fail "second run not idempotent: $(recap board-2)"; }
+grep -q "not started yet: $b/no-dpushard is not built" "$scratch/board-2.log" ||
+  fail "the worker unit's missing binary was not reported"
 echo "kria_role: stand-in board, second run: $(recap board-2)"
 
 # 4. The collect playbook writes the board's facts into env.json (hosts.<host>.board), and
@@ -129,4 +136,18 @@ PY
 collect collect-plain
 /usr/bin/python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["hosts"]["this-machine"]; sys.exit("board" in h)' \
   "$env_json" || fail "env.json has a board entry without kria_collect_board_facts"
+
+# 5. The worker unit (its tasks are tagged kria_systemd and not run above): rendered with
+#    the role's defaults, every option of its command line must be one `dpushard worker`
+#    defines (tools/cmd_worker.cpp).
+ansible -i "$inventory" this-machine -m ansible.builtin.template \
+  -a "src=playbooks/roles/kria/templates/worker.service.j2 dest=$scratch/worker.service mode=0644" \
+  -e @playbooks/roles/common/defaults/main.yml -e @playbooks/roles/kria/defaults/main.yml \
+  -e ansible_user=ubuntu >"$scratch/render.log" 2>&1 || { cat "$scratch/render.log" >&2; fail "rendering the unit"; }
+exec_start=$(grep '^ExecStart=' "$scratch/worker.service") || fail "the unit has no ExecStart"
+[[ $exec_start == *" worker --backend vart "* ]] || fail "the unit does not run a vart worker: $exec_start"
+for opt in $(grep -o -- ' --[a-z-]*' <<<"$exec_start"); do
+  grep -q "\"$opt[\",]" tools/cmd_worker.cpp || fail "dpushard worker has no option $opt"
+done
+echo "kria_role: unit: ${exec_start#ExecStart=}"
 echo "kria_role: OK"
