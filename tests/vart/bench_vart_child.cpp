@@ -37,6 +37,23 @@ struct Timing {
   double median_ms = 0;
 };
 
+// Minor page faults so far of this process, and of `child` when positive (/proc/PID/stat):
+// a buffer that gets fresh pages every frame shows here.
+double minor_faults(pid_t child) {
+  rusage self{};
+  ::getrusage(RUSAGE_SELF, &self);
+  double faults = static_cast<double>(self.ru_minflt);
+  if (child > 0) {
+    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    std::istringstream fields(text.substr(text.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 10 && fields >> field; ++i)
+      if (i == 10) faults += std::stod(field);  // minflt
+  }
+  return faults;
+}
+
 // CPU seconds used so far by this process, and by `child` when positive (/proc/PID/stat).
 double cpu_seconds(pid_t child) {
   rusage self{};
@@ -93,15 +110,17 @@ int main(int argc, char** argv) {
   // Alternate the two so that load on the machine hits both alike.
   const pid_t child = dynamic_cast<vart_detail::SupervisedBackend&>(*supervised).child();
   Timing a{}, c{};
-  double cpu_a = 0, cpu_c = 0;
+  double cpu_a = 0, cpu_c = 0, faults_a = 0, faults_c = 0;
   const int rounds = 5;
   for (int r = 0; r < rounds; ++r) {
-    double before = cpu_seconds(0);
+    double before = cpu_seconds(0), faults_before = minor_faults(0);
     const Timing ta = time_frames(*in_process, inputs, frames / rounds);
     cpu_a += cpu_seconds(0) - before;
-    before = cpu_seconds(child);
+    faults_a += minor_faults(0) - faults_before;
+    before = cpu_seconds(child), faults_before = minor_faults(child);
     const Timing tc = time_frames(*supervised, inputs, frames / rounds);
     cpu_c += cpu_seconds(child) - before;
+    faults_c += minor_faults(child) - faults_before;
     a.mean_ms += ta.mean_ms / rounds, a.median_ms += ta.median_ms / rounds;
     c.mean_ms += tc.mean_ms / rounds, c.median_ms += tc.median_ms / rounds;
   }
@@ -116,5 +135,8 @@ int main(int argc, char** argv) {
       "cpu time   : in process %.4f ms, child + caller %.4f ms per frame; added %.4f ms "
       "(target < 0.1 ms)\n",
       cpu_a * per_frame, cpu_c * per_frame, (cpu_c - cpu_a) * per_frame);
+  const double per_frame_count = 1.0 / (frames / rounds * rounds + 20 * rounds);
+  std::printf("page faults: in process %.1f, child + caller %.1f per frame\n",
+              faults_a * per_frame_count, faults_c * per_frame_count);
   return 0;
 }
