@@ -1,6 +1,7 @@
 #pragma once
 // One execution interface, several implementations (ref, cpu, sim, vart), chosen by name.
-// Every backend is tested against `ref` by the same parametrised test.
+// Every backend is tested against `ref` by the same parametrised test (tests/exec/
+// backends_test.cpp): cpu and sim always, vart on the VART double where tests/vart builds it.
 
 #include <functional>
 #include <memory>
