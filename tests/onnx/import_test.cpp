@@ -4,7 +4,10 @@
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
+#include <algorithm>
 #include <iostream>
+#include <iterator>
+#include <regex>
 
 #include "dpushard/error.hpp"
 #include "dpushard/onnx_import.hpp"
@@ -95,6 +98,22 @@ TEST(OnnxErrors, UnsupportedOpNamesTypeAndNode) {
     EXPECT_NE(msg.find("'Hardmax'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("'/head/weird'"), std::string::npos) << msg;
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
+// docs/import.md is what users read to know whether their model imports: it must name every
+// op type the converter maps (its handler table), so a new handler needs its line there.
+TEST(OnnxImport, DocsNameEverySupportedOp) {
+  std::ifstream in(std::filesystem::path(DPUSHARD_SOURCE_DIR) / "docs" / "import.md");
+  ASSERT_TRUE(in) << "docs/import.md";
+  const std::string docs((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto ops = supported_onnx_ops();
+  EXPECT_GE(ops.size(), 30u);
+  for (const std::string& op : ops) {
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), op), 1) << op;
+    // As a word of its own: "Relu" must not pass by "LeakyRelu".
+    const std::regex word("(^|[^A-Za-z])" + op + "([^A-Za-z]|$)");
+    EXPECT_TRUE(std::regex_search(docs, word)) << "docs/import.md does not name " << op;
   }
 }
 

@@ -46,7 +46,9 @@ struct HardSigmoidRewrite {
 };
 HardSigmoidRewrite convert_sigmoid_to_hard(Graph& float_graph);
 
-// The ONNX op types the importer maps (constant-folded types included).
+// The ONNX op types the importer maps onto IR ops when their inputs are activations, in name
+// order: the converter's handler table. Ops whose inputs are all constant are folded instead
+// (docs/import.md lists both); a docs test checks that docs/import.md names each of these.
 std::vector<std::string> supported_onnx_ops();
 
 }  // namespace dpushard

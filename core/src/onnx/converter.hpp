@@ -53,9 +53,11 @@ class Converter {
   // Finishes the graph: the named ONNX outputs become the IR outputs.
   OnnxImport finish(const std::vector<std::string>& outputs);
 
- private:
   using Handler = void (Converter::*)(const Node&);
+  // One handler per ONNX op type it maps; supported_onnx_ops() lists the keys.
   static const std::map<std::string, Handler>& handlers();
+
+ private:
 
   // Values.
   const Val& value(const Node& n, std::size_t i) const;

@@ -123,52 +123,12 @@ OnnxImport import_onnx(const std::filesystem::path& path) {
 }
 
 std::vector<std::string> supported_onnx_ops() {
-  return {"Add",
-          "AveragePool",
-          "BatchNormalization",
-          "Cast",
-          "Clip",
-          "Concat",
-          "Constant",
-          "ConstantOfShape",
-          "Conv",
-          "Div",
-          "Dropout",
-          "Equal",
-          "Erf (in Gelu)",
-          "Expand",
-          "Flatten",
-          "Gather",
-          "Gelu",
-          "Gemm",
-          "GlobalAveragePool",
-          "GlobalMaxPool",
-          "HardSigmoid",
-          "HardSwish",
-          "Identity",
-          "LayerNormalization",
-          "LeakyRelu",
-          "MatMul",
-          "MaxPool",
-          "Mul",
-          "Pad",
-          "Pow (in LayerNorm)",
-          "Range",
-          "ReduceMean",
-          "Relu",
-          "Reshape",
-          "Shape",
-          "Sigmoid",
-          "Slice",
-          "Softmax",
-          "Split",
-          "Sqrt (in LayerNorm)",
-          "Squeeze",
-          "Sub",
-          "Tanh",
-          "Transpose",
-          "Unsqueeze",
-          "Where"};
+  // The converter's own table: what it maps when the inputs are activations. Constant
+  // subgraphs are folded before it runs (is_foldable_type), decomposed LayerNorm and Gelu
+  // are fused first (fuse_patterns); neither needs a handler.
+  std::vector<std::string> ops;
+  for (const auto& [type, handler] : onnximport::Converter::handlers()) ops.push_back(type);
+  return ops;
 }
 
 }  // namespace dpushard
