@@ -25,6 +25,7 @@ struct ReportOptions {
   std::string dir;
   std::string python;
   std::string direct_baseline;
+  double min_gain = report::kDefaultMinGain;
   bool no_plots = false;
   bool json = false;
 };
@@ -64,7 +65,7 @@ nlohmann::json break_even_json(const std::vector<report::BreakEven>& table) {
 int run_report(const ReportOptions& o) {
   const std::filesystem::path dir = o.dir;
   const report::RunResults results = report::read_results(dir);
-  const report::Analysis analysis = report::analyze(results);
+  const report::Analysis analysis = report::analyze(results, {.min_gain = o.min_gain});
 
   report::MarkdownOptions md;
   const nlohmann::json specs = report::figure_specs(analysis);
@@ -100,14 +101,12 @@ int run_report(const ReportOptions& o) {
   const auto report_path = dir / "report.md";
   report::write_file_atomically(report_path, text);
 
-  nlohmann::json summary = {{"report", report_path.string()},
-                            {"timing", analysis.modeled ? "modeled" : "measured"},
-                            {"backend", analysis.backend},
-                            {"measurements", results.measurements.size()},
-                            {"failed", analysis.failed.size()},
-                            {"figures", nlohmann::json::array()},
-                            {"figures_error", md.figures ? "" : md.figures_note},
-                            {"families", nlohmann::json::array()}};
+  nlohmann::json summary = {
+      {"report", report_path.string()},     {"timing", analysis.modeled ? "modeled" : "measured"},
+      {"backend", analysis.backend},        {"measurements", results.measurements.size()},
+      {"failed", analysis.failed.size()},   {"min_gain", analysis.min_gain},
+      {"figures", nlohmann::json::array()}, {"figures_error", md.figures ? "" : md.figures_note},
+      {"families", nlohmann::json::array()}};
   if (md.figures)
     for (const auto& f : specs["figures"]) summary["figures"].push_back(f["file"]);
   for (const auto& fa : analysis.families)
@@ -143,6 +142,10 @@ Command add_report_command(CLI::App& app) {
                   "Python with matplotlib for the plots (default: /usr/bin/python3)");
   sub->add_option("--direct-baseline", o->direct_baseline,
                   "A direct run of the same sweep, compared in the SLURM section");
+  sub->add_option("--min-gain", o->min_gain,
+                  "Break-even: N nodes beat one when the speedup's interval lies above 1 + "
+                  "this (default 0.05; 0 counts any gain)")
+      ->check(CLI::Range(0.0, 0.99));
   sub->add_flag("--no-plots", o->no_plots, "Write report.md with tables only");
   sub->add_flag("--json", o->json, "Print a summary (break-even tables) as JSON on stdout");
   return {sub, [o] { return run_report(*o); }};

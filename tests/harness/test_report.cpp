@@ -112,6 +112,39 @@ TEST(ReportAnalysis, BreakEvenNeedsTheSpeedupsWholeIntervalAboveOne) {
   EXPECT_EQ(report::break_even_cell(never), "> 50M (1.05× [0.98, 1.12] at 50M)");
 }
 
+TEST(ReportAnalysis, BreakEvenNeedsMoreThanTheMinimumGain) {
+  // A pipeline hovering at 1.01-1.04x with narrow intervals: any gain counts with 0 and the
+  // table says it beats one node everywhere; with the default 5 % it never does, which is
+  // what a second run of the same sweep agrees with.
+  const report::Row a = row_with("1M", 1.04, 1.02, 1.05), b = row_with("5M", 1.03, 1.02, 1.04),
+                    c = row_with("20M", 1.01, 1.005, 1.02);
+  const std::vector<const report::Row*> flat = {&a, &b, &c};
+  const auto with = [](const std::vector<const report::Row*>& series, double min_gain) {
+    return report::break_even(series, &report::Row::speedup, &report::Row::speedup_lo,
+                              &report::Row::speedup_hi, min_gain);
+  };
+  EXPECT_EQ(with(flat, 0).kind, BreakEven::Kind::Always);
+  EXPECT_EQ(with(flat, report::kDefaultMinGain).kind, BreakEven::Kind::Never);
+  // A real gain: 1.06 at 5M is not enough when its interval starts at 1.04, 1.12 at 10M is.
+  const report::Row d = row_with("2M", 1.02, 1.01, 1.03), e = row_with("5M", 1.06, 1.04, 1.08),
+                    f = row_with("10M", 1.12, 1.08, 1.16), g = row_with("20M", 1.30, 1.25, 1.35);
+  const BreakEven from = with({&d, &e, &f, &g}, report::kDefaultMinGain);
+  EXPECT_EQ(from.kind, BreakEven::Kind::From);
+  EXPECT_EQ(from.size.label, "10M");
+  EXPECT_EQ(with({&d, &e, &f, &g}, 0).size.label, "2M");
+  // The latency table has no interval: its point estimate must clear the gain.
+  EXPECT_EQ(
+      report::break_even({&e, &f, &g}, &report::Row::speedup, nullptr, nullptr, 0.10).size.label,
+      "10M");
+}
+
+TEST(ReportAnalysis, MinimumGainOutsideItsRangeIsRefused) {
+  const auto r = parse(testing::benchmark_json("cnn", testing::cnn_configs(), "sim"));
+  EXPECT_THROW(report::analyze(r, {.min_gain = -0.01}), Error);
+  EXPECT_THROW(report::analyze(r, {.min_gain = 1.0}), Error);
+  EXPECT_EQ(report::analyze(r, {.min_gain = 0.2}).min_gain, 0.2);
+}
+
 TEST(ReportResults, RepetitionsGiveTheMeansConfidenceInterval) {
   // Three repetitions at fps -1 %, fps, +1 %: sd 1 % of fps, the 95 % half-width
   // t(2) * sd / sqrt(3) = 4.303 * 1 % / 1.732 = 2.48 % of fps.
@@ -120,14 +153,17 @@ TEST(ReportResults, RepetitionsGiveTheMeansConfidenceInterval) {
   EXPECT_NEAR(m.fps_stddev, 1.0, 1e-9);
   EXPECT_NEAR(m.fps_lo, 100 - 4.303 / std::sqrt(3.0), 1e-6);
   EXPECT_NEAR(m.fps_hi, 100 + 4.303 / std::sqrt(3.0), 1e-6);
-  const auto a = report::analyze(r);
+  const auto a = report::analyze(r, {.min_gain = 0});
   const report::Row* row = a.families[0].find("10M", 2, "experts");
   ASSERT_NE(row, nullptr);
   const double half = 4.303 / std::sqrt(3.0) / 100;
   EXPECT_NEAR(row->speedup_lo, 1.5 * (1 - half) / (1 + half), 1e-9);
   EXPECT_NEAR(row->speedup_hi, 1.5 * (1 + half) / (1 - half), 1e-9);
-  // 3 nodes pipeline wins 1.1x at 2M, whose interval [1.05, 1.16] stays above 1.
+  // 3 nodes pipeline wins 1.1x at 2M, whose interval [1.05, 1.16] stays above 1 ...
   EXPECT_EQ(find(a.families[0].throughput_break_even, 3, "pipeline").kind, BreakEven::Kind::Always);
+  // ... but not above the default minimum gain of 5 %.
+  EXPECT_NE(find(report::analyze(r).families[0].throughput_break_even, 3, "pipeline").kind,
+            BreakEven::Kind::Always);
 }
 
 TEST(ReportAnalysis, AFitOffByMoreThanTenPercentNamesTheMeasuredComponent) {
@@ -353,6 +389,52 @@ TEST(ReportCli, RendersTheReportWithBreakEvenTablesAndModeledFigures) {
   ASSERT_EQ(summary["families"].size(), 2u);
   EXPECT_EQ(summary["families"][0]["family"], "cnn");
   EXPECT_EQ(summary["families"][0]["break_even_throughput"][0]["size"], "5M");
+}
+
+TEST(ReportCli, MinimumGainIsAnOptionAndTheReportStatesIt) {
+  TempDir dir;
+  write_run(dir, "sim");
+  const Cli r =
+      run_cli(dir, "report " + quoted(dir.path().string()) + " --no-plots --json --min-gain 0.1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["min_gain"], 0.1);
+  const std::string md = testing::read_file(dir / "report.md");
+  EXPECT_NE(md.find("beat one node at every larger size measured by more than 10 %"),
+            std::string::npos);
+  EXPECT_NE(md.find("lies above 1.10×"), std::string::npos);
+
+  const Cli bad = run_cli(dir, "report " + quoted(dir.path().string()) + " --min-gain 1.5");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--min-gain"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.err.find('\n'), bad.err.size() - 1) << bad.err;
+}
+
+TEST(ReportAnalysis, ABusyMachineIsNamedAtTheTopOfTheReport) {
+  json doc = testing::benchmark_json("cnn", testing::cnn_configs(), "sim");
+  doc["context"]["load_avg"] = {1.5, 1.2, 1.0};
+  const auto quiet = parse(doc);
+  const auto qa = report::analyze(quiet);
+  ASSERT_EQ(qa.loads.size(), 1u);
+  EXPECT_DOUBLE_EQ(qa.loads[0].load, 1.5);
+  EXPECT_EQ(qa.loads[0].cpus, 2);
+  EXPECT_FALSE(qa.loads[0].busy());
+  std::string md = report::render_markdown(quiet, qa, {});
+  EXPECT_NE(
+      md.find("| load average when each suite started | bench_cnn_scaling.json 1.50 on 2 CPUs |"),
+      std::string::npos);
+  EXPECT_EQ(md.find("The machine was busy"), std::string::npos);
+
+  doc["context"]["load_avg"] = {23.47, 20.9, 19.2};
+  const auto busy = parse(doc);
+  md = report::render_markdown(busy, report::analyze(busy), {});
+  EXPECT_NE(md.find("⚠ **The machine was busy**: load average 23.5 on 2 CPUs"), std::string::npos);
+  EXPECT_NE(md.find("23.47 on 2 CPUs ⚠ busy"), std::string::npos);
+
+  // A suite that did not record its load has none to report, and no warning.
+  doc["context"].erase("load_avg");
+  const auto unknown = parse(doc);
+  md = report::render_markdown(unknown, report::analyze(unknown), {});
+  EXPECT_EQ(md.find("load average"), std::string::npos);
 }
 
 TEST(ReportCli, MeasuredBackendsAreLabelledMeasured) {

@@ -8,6 +8,10 @@
 #include <stdexcept>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
+#include "dpushard/error.hpp"
+
 namespace dpushard::report {
 namespace {
 
@@ -60,7 +64,8 @@ double size_from_label(const std::string& label) {
   }
 }
 
-FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measurement>& ms) {
+FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measurement>& ms,
+                              double min_gain) {
   FamilyAnalysis fa;
   fa.family = family;
 
@@ -121,8 +126,8 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
       std::vector<const Row*> series;
       for (const auto& size : fa.sizes)
         if (const Row* r = fa.find(size.label, n, s)) series.push_back(r);
-      BreakEven t = break_even(series, &Row::speedup, &Row::speedup_lo, &Row::speedup_hi);
-      BreakEven l = break_even(series, &Row::latency_speedup);
+      BreakEven t = break_even(series, &Row::speedup, &Row::speedup_lo, &Row::speedup_hi, min_gain);
+      BreakEven l = break_even(series, &Row::latency_speedup, nullptr, nullptr, min_gain);
       t.nodes = l.nodes = n;
       t.strategy = l.strategy = s;
       fa.throughput_break_even.push_back(t);
@@ -130,6 +135,19 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
     }
   }
   return fa;
+}
+
+SuiteLoad suite_load(const SuiteContext& suite) {
+  SuiteLoad l;
+  l.suite = suite.file;
+  try {
+    const auto loads = nlohmann::json::parse(suite.get("load_avg", "[]"));
+    if (loads.is_array() && !loads.empty() && loads[0].is_number()) l.load = loads[0].get<double>();
+    l.cpus = std::stoi(suite.get("num_cpus", "0"));
+  } catch (const std::exception&) {
+    // A suite without these fields (or with odd ones) just has no load to report.
+  }
+  return l;
 }
 
 }  // namespace
@@ -154,7 +172,7 @@ std::string timing_label(const std::string& backend) {
 }
 
 BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*metric,
-                     double Row::*lower, double Row::*upper) {
+                     double Row::*lower, double Row::*upper, double min_gain) {
   BreakEven be;
   std::vector<const Row*> usable;
   for (const Row* r : rows_by_size)
@@ -162,10 +180,10 @@ BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*m
   if (usable.empty()) return be;  // NoData
 
   // Walk down from the largest size while N nodes still beat one: the interval's lower
-  // end above 1 (a point estimate when the row has no interval).
+  // end above 1 + min_gain (a point estimate when the row has no interval).
   auto beats = [&](const Row* r) {
     const double low = lower != nullptr && r->*lower > 0 ? r->*lower : r->*metric;
-    return low > 1.0;
+    return low > 1.0 + min_gain;
   };
   std::size_t first = usable.size();
   while (first > 0 && beats(usable[first - 1])) --first;
@@ -257,8 +275,12 @@ std::string fit_cause(const Measurement& m, double link_gbps) {
   return out;
 }
 
-Analysis analyze(const RunResults& results) {
+Analysis analyze(const RunResults& results, const AnalysisOptions& options) {
+  if (!(options.min_gain >= 0 && options.min_gain < 1))
+    throw Error("the minimum gain must lie in [0, 1), got " + std::to_string(options.min_gain));
   Analysis a;
+  a.min_gain = options.min_gain;
+  for (const auto& suite : results.suites) a.loads.push_back(suite_load(suite));
   a.backend = suites_backend(results);
   a.modeled = backend_is_modeled(a.backend);
   a.timing_label = timing_label(a.backend);
@@ -299,7 +321,8 @@ Analysis analyze(const RunResults& results) {
     if (!by_family.contains(m.family)) order.push_back(m.family);
     by_family[m.family].push_back(m);
   }
-  for (const auto& family : order) a.families.push_back(analyze_family(family, by_family[family]));
+  for (const auto& family : order)
+    a.families.push_back(analyze_family(family, by_family[family], options.min_gain));
   for (auto& fa : a.families)
     for (auto& row : fa.rows)
       if (row.fit > 0 && std::fabs(row.fit - 1) > kFitTolerance)

@@ -42,7 +42,7 @@ struct Size {
 };
 
 // The smallest model size from which N nodes beat one at every larger size measured: the
-// speedup's whole 95 % interval above 1 (with one repetition, its value).
+// speedup's whole 95 % interval above 1 + the minimum gain (with one repetition, its value).
 struct BreakEven {
   enum class Kind {
     Always,  // beats one node at every size measured, the smallest included
@@ -72,7 +72,28 @@ struct FamilyAnalysis {
   const Row* find(const std::string& size, int nodes, const std::string& strategy) const;
 };
 
+// A gain smaller than this does not count as beating one node: it buys little for a second
+// board, and two quiet runs of the main job differ by about this much (docs/benchmarking.md
+// "Break-even"), so a break-even declared below it would not reproduce.
+inline constexpr double kDefaultMinGain = 0.05;
+
+struct AnalysisOptions {
+  double min_gain = kDefaultMinGain;  // N nodes beat one when speedup > 1 + min_gain
+};
+
+// The machine's load when a suite started (Google Benchmark's context: `load_avg`, the
+// 1-minute figure, and `num_cpus`). On a busy machine the workers' and the orchestrator's
+// real CPU work waits for other processes, and measured fps fall short of modeled ones.
+struct SuiteLoad {
+  std::string suite;  // the JSON file
+  double load = -1;   // 1-minute load average; -1 when the suite did not record it
+  int cpus = 0;       // 0 when not recorded
+  bool busy() const { return cpus > 0 && load > cpus; }
+};
+
 struct Analysis {
+  double min_gain = kDefaultMinGain;     // as analysed
+  std::vector<SuiteLoad> loads;          // one per suite, in file order
   std::vector<FamilyAnalysis> families;  // in order of first appearance
   std::vector<Measurement> failed;       // configurations the suites reported as failed
   std::string backend;                   // from the suites' context ("mixed" when they differ)
@@ -89,12 +110,13 @@ std::string link_label(const std::string& emulation, const std::string& gbps,
                        const std::string& latency_us, bool loopback);
 std::string timing_label(const std::string& backend);
 
-Analysis analyze(const RunResults& results);
+Analysis analyze(const RunResults& results, const AnalysisOptions& options = {});
 
 // The break-even of `rows` (one configuration at increasing sizes); `metric` picks the
 // speedup and `lower`, when given, its interval's lower end (the rule then needs the
-// whole interval above 1). Exposed for tests.
+// whole interval above 1 + `min_gain`). Exposed for tests.
 BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*metric,
-                     double Row::*lower = nullptr, double Row::*upper = nullptr);
+                     double Row::*lower = nullptr, double Row::*upper = nullptr,
+                     double min_gain = 0);
 
 }  // namespace dpushard::report

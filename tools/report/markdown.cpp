@@ -48,6 +48,12 @@ std::string speedup_text(double at, double lo, double hi) {
   return text;
 }
 
+// "5 %", "0 %": the minimum gain a break-even needs.
+std::string percent_text(double fraction) { return fixed(100 * fraction, 0) + " %"; }
+
+// "1.05×": the speedup a break-even's interval must lie above.
+std::string speedup_threshold_text(double min_gain) { return fixed(1 + min_gain, 2) + "×"; }
+
 std::string bytes(double v) {
   if (v >= 1e6) return sig3(v / 1e6) + " MB";
   if (v >= 1e3) return sig3(v / 1e3) + " kB";
@@ -125,7 +131,27 @@ void run_section(std::ostringstream& md, const RunResults& r, const Analysis& a)
   }
   for (const auto& s : r.suites)
     md << "| suite | `" << s.file << "` (" << s.get("date", "?") << ") |\n";
+  std::string loads;
+  for (const auto& l : a.loads)
+    if (l.load >= 0)
+      loads += (loads.empty() ? "" : "; ") + l.suite + " " + fixed(l.load, 2) + " on " +
+               std::to_string(l.cpus) + " CPUs" + (l.busy() ? " ⚠ busy" : "");
+  if (!loads.empty()) md << "| load average when each suite started | " << loads << " |\n";
   md << "\n";
+}
+
+// Measured fps on a busy machine understate the modeled ones, and two such runs disagree:
+// say so at the top rather than let a reader compare them with a quiet run.
+void busy_machine_warning(std::ostringstream& md, const Analysis& a) {
+  for (const auto& l : a.loads) {
+    if (!l.busy()) continue;
+    md << "> ⚠ **The machine was busy**: load average " << fixed(l.load, 1) << " on " << l.cpus
+       << " CPUs when `" << l.suite
+       << "` started. The workers' and the orchestrator's real CPU work (receiving, sending, "
+          "scheduling) waited for other processes, so measured fps fall short of the model "
+          "and break-even sizes move; measure on a quiet machine before comparing runs.\n\n";
+    return;  // one warning names the first busy suite; the run table lists them all
+  }
 }
 
 void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
@@ -153,8 +179,12 @@ void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
 void break_even_section(std::ostringstream& md, const Analysis& a) {
   md << "## Break-even model size\n\n"
      << "The smallest model size from which N nodes beat one node at every larger size "
-        "measured: the speedup's 95 % interval over the repetitions lies above 1 (a speedup "
-        "whose interval reaches 1 does not count). `≤ S`: already at the smallest size "
+        "measured by more than "
+     << percent_text(a.min_gain) << ": the speedup's 95 % interval over the repetitions lies above "
+     << speedup_threshold_text(a.min_gain)
+     << " (a smaller gain, or an interval that reaches down to it, does not count: it is "
+        "within what two runs of the same sweep differ by, and buys little for a second "
+        "board). `≤ S`: already at the smallest size "
         "measured; `> S`: not even at the largest. The speedup at that size is in brackets "
         "with its interval. `replicate` "
         "runs the whole model on every node (data parallel) and is the baseline the model-"
@@ -342,6 +372,7 @@ std::string render_markdown(const RunResults& results, const Analysis& a,
     md << "Times are measured: " << a.timing_label << ".";
   md << "\n\n";
   if (!o.figures) md << "> Figures not rendered: " << o.figures_note << "\n\n";
+  busy_machine_warning(md, a);
   run_section(md, results, a);
   break_even_section(md, a);
   for (const auto& fa : a.families) family_section(md, a, fa, o);
