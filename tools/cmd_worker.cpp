@@ -19,6 +19,7 @@
 #include "dpushard/error.hpp"
 #include "dpushard/net.hpp"
 #include "dpushard/perf.hpp"
+#include "dpushard/sim_backend.hpp"
 
 namespace dpushard::cli {
 namespace {
@@ -66,6 +67,9 @@ int run_worker(const WorkerArgs& args) {
   options.backend = args.backend;
   options.backend_options.sim_numerics = args.sim_numerics;
   options.backend_options.sim_target = args.sim_target;
+  // One modeled board per worker: every fragment of every job here queues for its DPU.
+  if (args.backend == "sim")
+    options.backend_options.sim_board = make_sim_board(resolve_target(args.sim_target));
   options.cache_dir = args.cache;
   options.threads = args.threads;
   options.queue_capacity = args.queue;

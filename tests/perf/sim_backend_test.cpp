@@ -172,6 +172,35 @@ TEST_F(SimBackendTest, ConcurrentFramesQueueOnOneEngine) {
   EXPECT_LT(elapsed, 4 * p.worker_ms);  // 80 ms against 200 ms one at a time
 }
 
+// Two fragments on one worker share its board: a frame of each at once queues for the one
+// DPU core (2 x 100 ms), where two boards of their own would run both at once (100 ms).
+TEST_F(SimBackendTest, FragmentsSharingABoardQueueForItsDpu) {
+  use_target({{"per_subgraph_us: 10000", "per_subgraph_us: 100000"},
+              {"per_frame_us: 40000", "per_frame_us: 0"}});
+  const auto both_at_once = [&](Backend& a, Backend& b) {
+    const auto in = inputs();
+    const Clock::time_point start = Clock::now();
+    std::thread other([&] { b.run(in); });
+    a.run(in);
+    other.join();
+    return ms_since(start);
+  };
+  auto own_a = loaded(options_);
+  auto own_b = loaded(options_);
+  const double dpu_ms = sim_prediction(*own_a).dpu_ms;
+  const double apart = both_at_once(*own_a, *own_b);
+  EXPECT_GE(apart, dpu_ms);
+  EXPECT_LT(apart, 1.7 * dpu_ms);  // slack for a busy machine, far from 2 x
+
+  BackendOptions shared = options_;
+  shared.sim_board = make_sim_board(resolve_target(target_file_));
+  auto shared_a = loaded(shared);
+  auto shared_b = loaded(shared);
+  const double together = both_at_once(*shared_a, *shared_b);
+  EXPECT_GE(together, 2 * dpu_ms);
+  EXPECT_LT(together, 2 * dpu_ms + 100.0);
+}
+
 TEST_F(SimBackendTest, OutputsHaveShapesButAreNotComputed) {
   auto sim = loaded(options_);
   const auto out = sim->run(inputs());

@@ -14,12 +14,18 @@
 
 namespace dpushard {
 
+struct SimBoard;  // dpushard/sim_backend.hpp
+
 struct BackendOptions {
   int threads = 1;  // worker threads for backends that use them (cpu)
   // sim: also compute the real outputs (with the cpu backend, or ref without it); without
   // it outputs have the right shapes but are marked QTensor::computed = false.
   bool sim_numerics = false;
   std::string sim_target = "kv260";  // sim: a built-in target name or a target YAML file
+  // sim: the modeled board (DPU cores, A53 cores, network thread) whose time this backend's
+  // frames reserve, shared by every fragment a worker runs as they share one KV260; null:
+  // a board of its own (make_sim_board in dpushard/sim_backend.hpp).
+  std::shared_ptr<SimBoard> sim_board;
 };
 
 class Backend {

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,6 +40,33 @@ class Servers {
   std::vector<Clock::time_point> free_at_;
 };
 
+}  // namespace
+
+struct SimBoard {
+  explicit SimBoard(const Target& target)
+      : dpu_cores(static_cast<std::size_t>(target.dpu_cores)),
+        a53_cores(static_cast<std::size_t>(target.host_cores)),
+        net_thread(1) {}
+
+  // Reserves one frame's work and returns when it ends: a free DPU core from its arrival,
+  // then an A53 core for its CPU ops and host work; the network thread moves its tensors
+  // meanwhile (docs/perf.md "The sim backend").
+  Clock::time_point reserve(Clock::time_point arrival, Clock::duration dpu, Clock::duration a53,
+                            Clock::duration net) {
+    const std::lock_guard lock(mutex);
+    const Clock::time_point dpu_done = dpu_cores.reserve(arrival, dpu);
+    const Clock::time_point a53_done = a53_cores.reserve(dpu_done, a53);
+    return std::max(a53_done, net_thread.reserve(arrival, net));
+  }
+
+  std::mutex mutex;
+  Servers dpu_cores;
+  Servers a53_cores;
+  Servers net_thread;
+};
+
+namespace {
+
 // Shape-only outputs in graph.outputs() order, as the ref backend names them.
 std::vector<QTensor> output_placeholders(const Graph& graph) {
   std::vector<QTensor> outputs;
@@ -72,12 +98,7 @@ class SimBackend final : public Backend {
     dpu_time_ = from_ms(prediction_.dpu_ms);
     a53_time_ = from_ms(prediction_.cpu_ms + prediction_.host_ms);
     net_time_ = from_ms(prediction_.net_ms);
-    {
-      const std::lock_guard lock(engine_mutex_);
-      dpu_cores_.emplace(static_cast<std::size_t>(target_.dpu_cores));
-      a53_cores_.emplace(static_cast<std::size_t>(target_.host_cores));
-      net_thread_.emplace(1);
-    }
+    board_ = options_.sim_board ? options_.sim_board : make_sim_board(target_);
     numerics_.reset();
     if (options_.sim_numerics) {
       BackendOptions inner = options_;
@@ -99,15 +120,7 @@ class SimBackend final : public Backend {
     if (!loaded_) throw Error("sim: run() before load()");
     check_inputs(inputs);
 
-    Clock::time_point deadline;
-    {
-      // A frame takes a free DPU core, then an A53 core for its CPU ops and host work; the
-      // network thread moves its tensors meanwhile (docs/perf.md "The sim backend").
-      const std::lock_guard lock(engine_mutex_);
-      const Clock::time_point dpu_done = dpu_cores_->reserve(arrival, dpu_time_);
-      const Clock::time_point a53_done = a53_cores_->reserve(dpu_done, a53_time_);
-      deadline = std::max(a53_done, net_thread_->reserve(arrival, net_time_));
-    }
+    const Clock::time_point deadline = board_->reserve(arrival, dpu_time_, a53_time_, net_time_);
 
     const bool inputs_computed =
         std::all_of(inputs.begin(), inputs.end(), [](const QTensor& t) { return t.computed; });
@@ -147,14 +160,15 @@ class SimBackend final : public Backend {
   std::unique_ptr<Backend> numerics_;
   bool loaded_ = false;
 
-  std::mutex engine_mutex_;
-  std::optional<Servers> dpu_cores_;
-  std::optional<Servers> a53_cores_;
-  std::optional<Servers> net_thread_;
+  std::shared_ptr<SimBoard> board_;
   std::mutex numerics_mutex_;
 };
 
 }  // namespace
+
+std::shared_ptr<SimBoard> make_sim_board(const Target& target) {
+  return std::make_shared<SimBoard>(target);
+}
 
 std::unique_ptr<Backend> make_sim_backend(const BackendOptions& options) {
   return std::make_unique<SimBackend>(options);
