@@ -137,6 +137,21 @@ TEST(Subgraphs, ACpuOpSplitsTheDpuWork) {
   EXPECT_DOUBLE_EQ(p.dpu_share, p.dpu_ms / (p.dpu_ms + p.cpu_ms));
 }
 
+// A squeeze-excite shape: the side branch runs through a CPU op and joins the main path
+// again. Connected DPU ops, but one launch cannot wait for the CPU in its middle: the
+// compiler cuts the DPU work in two (before the CPU op, and the join after it).
+TEST(Subgraphs, ADpuGroupThatWouldWaitForTheCpuIsCutInTwo) {
+  GraphBuilder b("excite");
+  const Value x = b.input("x", {1, 8, 8, 16}, 6);
+  const Value h = conv3x3(b, "conv1", x, 16);
+  const Value s = b.softmax("softmax", h, -1, 7);
+  const Value g = conv3x3(b, "conv2", s, 16);
+  b.add("join", {h, g}, 4);
+  const Prediction p = predict(b.finish(), builtin_target("kv260"));
+  EXPECT_EQ(p.dpu_subgraphs, 2);
+  EXPECT_EQ(p.cpu_subgraphs, 1);
+}
+
 TEST(Subgraphs, ParallelDpuBranchesShareOneSubgraph) {
   GraphBuilder b("branches");
   const Value x = b.input("x", {1, 8, 8, 16}, 6);

@@ -1,5 +1,6 @@
 #include "subgraphs.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <set>
 #include <string>
@@ -23,19 +24,37 @@ class DisjointSets {
   std::vector<std::size_t> parent_;
 };
 
-// Groups of `side` ops linked directly or through free ops.
+Where other_side(Where side) { return side == Where::Dpu ? Where::Cpu : Where::Dpu; }
+
+// Groups of `side` ops linked directly or through free ops, cut where the compiler must cut
+// them: a subgraph runs as one launch, so no path may leave it through an op of the other
+// side and come back (it would wait for itself). An op's stage is the largest number of
+// other-side ops on a path from the inputs to it; ops are grouped only with ops of the
+// same stage, which keeps every group convex (an excursion through the other side raises
+// the stage of everything after it). A squeeze-excite block whose pool runs on the CPU thus
+// splits the DPU work before and after it in two, as the compiler does.
 int count_groups(const Graph& graph, const std::vector<Where>& where, Where side) {
   const auto& ops = graph.ops();
   std::unordered_map<std::string_view, std::size_t> index;
   for (std::size_t i = 0; i < ops.size(); ++i) index.emplace(ops[i].name, i);
   const auto joins = [&](std::size_t i) { return where[i] == side || where[i] == Where::Free; };
 
+  std::vector<int> stage(ops.size(), 0);
+  for (std::size_t c : graph.topological_order())
+    for (const auto& name : ops[c].all_producers()) {
+      auto it = index.find(name);
+      if (it == index.end()) continue;
+      const std::size_t p = it->second;
+      stage[c] = std::max(stage[c], stage[p] + (where[p] == other_side(side) ? 1 : 0));
+    }
+
   DisjointSets sets(ops.size());
   for (std::size_t c = 0; c < ops.size(); ++c) {
     if (!joins(c)) continue;
     for (const auto& name : ops[c].all_producers()) {
       auto it = index.find(name);
-      if (it != index.end() && joins(it->second)) sets.unite(it->second, c);
+      if (it != index.end() && joins(it->second) && stage[it->second] == stage[c])
+        sets.unite(it->second, c);
     }
   }
   std::set<std::size_t> roots;

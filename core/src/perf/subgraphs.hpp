@@ -20,8 +20,9 @@ struct SubgraphCount {
   int cpu = 0;
 };
 
-// `_int` graphs: connected groups of DPU ops (through free ops, never through a CPU op)
-// and likewise of CPU ops. `where` is indexed like graph.ops().
+// `_int` graphs: connected groups of DPU ops (through free ops, never through a CPU op),
+// split so that no path leaves a group through a CPU op and comes back to it; likewise of
+// CPU ops. `where` is indexed like graph.ops().
 SubgraphCount count_subgraphs(const Graph& graph, const std::vector<Where>& where);
 
 // Compiled graphs: the children of the root subgraph with device DPU, and those with
