@@ -201,6 +201,24 @@ TEST_F(SimBackendTest, FragmentsSharingABoardQueueForItsDpu) {
   EXPECT_LT(together, 2 * dpu_ms + 100.0);
 }
 
+// A frame that waited in a worker's queue starts its modeled work when its inputs were
+// ready, not when the host got round to the call: the host's own delay is not modeled time.
+TEST_F(SimBackendTest, AFrameStartsWhenItsInputsWereReady) {
+  auto sim = loaded(options_);
+  const double worker_ms = sim_prediction(*sim).worker_ms;  // about 50 ms
+  const auto in = inputs();
+  const Clock::time_point ready = Clock::now() - std::chrono::milliseconds(30);
+  const Clock::time_point start = Clock::now();
+  sim->run_ready(in, ready);
+  const double elapsed = ms_since(start);
+  EXPECT_GE(elapsed, worker_ms - 31.0);
+  EXPECT_LT(elapsed, worker_ms - 10.0);  // about 20 ms, far from the whole 50
+  // A ready time in the future is taken as now.
+  const Clock::time_point later = Clock::now();
+  sim->run_ready(in, later + std::chrono::seconds(10));
+  EXPECT_LT(ms_since(later), worker_ms + 100.0);
+}
+
 TEST_F(SimBackendTest, OutputsHaveShapesButAreNotComputed) {
   auto sim = loaded(options_);
   const auto out = sim->run(inputs());

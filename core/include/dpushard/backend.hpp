@@ -3,6 +3,7 @@
 // Every backend is tested against `ref` by the same parametrised test (tests/exec/
 // backends_test.cpp): cpu and sim always, vart on the VART double where tests/vart builds it.
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -42,6 +43,16 @@ class Backend {
   // after each input's fix op; outputs follow graph.outputs(). Shape or fix_point
   // mismatches throw dpushard::Error naming the input.
   virtual std::vector<QTensor> run(const std::vector<QTensor>& inputs) = 0;
+
+  // Runs one frame whose inputs were all present at `ready`, which may be before the call
+  // (a worker's frame that waited for the one before it). Backends that model time (sim)
+  // start its modeled work there, so the host's own delay in calling them does not add to
+  // modeled time; the others just run it.
+  virtual std::vector<QTensor> run_ready(const std::vector<QTensor>& inputs,
+                                         std::chrono::steady_clock::time_point ready) {
+    (void)ready;
+    return run(inputs);
+  }
 };
 
 // Backends that live outside dpushard_exec (sim needs the timing model, a sibling module)

@@ -55,12 +55,12 @@ void FragmentRunner::accept(std::uint64_t frame, std::uint32_t index, QTensor&& 
   inputs.reserve(specs_.size());
   for (auto& input : waiting.inputs) inputs.push_back(std::move(*input));
   waiting_.erase(it);
-  ready_.emplace(frame, std::move(inputs));
+  ready_.emplace(frame, ReadyFrame{frame, std::move(inputs), std::chrono::steady_clock::now()});
 }
 
-std::pair<std::uint64_t, std::vector<QTensor>> FragmentRunner::take_ready() {
+FragmentRunner::ReadyFrame FragmentRunner::take_ready() {
   auto first = ready_.begin();
-  std::pair<std::uint64_t, std::vector<QTensor>> taken{first->first, std::move(first->second)};
+  ReadyFrame taken = std::move(first->second);
   ready_.erase(first);
   running_ = true;
   return taken;
@@ -78,8 +78,8 @@ std::vector<QTensor> FragmentRunner::drain() {
   for (auto& [frame, waiting] : waiting_)
     for (auto& input : waiting.inputs)
       if (input) tensors.push_back(std::move(*input));
-  for (auto& [frame, inputs] : ready_)
-    for (auto& input : inputs) tensors.push_back(std::move(input));
+  for (auto& [frame, ready] : ready_)
+    for (auto& input : ready.inputs) tensors.push_back(std::move(input));
   waiting_.clear();
   ready_.clear();
   return tensors;

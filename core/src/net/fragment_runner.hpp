@@ -3,6 +3,7 @@
 // (one bounded queue), and its statistics. Driven from the io thread; run() is called
 // on a pool thread, one frame at a time.
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -27,9 +28,17 @@ class FragmentRunner {
   void accept(std::uint64_t frame, std::uint32_t index, QTensor&& tensor, std::uint32_t capacity);
 
   bool can_start() const { return !running_ && !ready_.empty(); }
+  struct ReadyFrame {
+    std::uint64_t frame = 0;
+    std::vector<QTensor> inputs;
+    std::chrono::steady_clock::time_point ready;  // when its last input arrived
+  };
   // The lowest complete frame and its inputs; marks the fragment busy.
-  std::pair<std::uint64_t, std::vector<QTensor>> take_ready();
-  std::vector<QTensor> run(const std::vector<QTensor>& inputs) { return backend_->run(inputs); }
+  ReadyFrame take_ready();
+  std::vector<QTensor> run(const std::vector<QTensor>& inputs,
+                           std::chrono::steady_clock::time_point ready) {
+    return backend_->run_ready(inputs, ready);
+  }
   void finished(std::uint64_t busy_ns, std::uint64_t cpu_ns);
   // Drops every waiting frame, returning their buffers.
   std::vector<QTensor> drain();
@@ -47,7 +56,7 @@ class FragmentRunner {
   std::unique_ptr<Backend> backend_;
   std::vector<QTensor> specs_;
   std::map<std::uint64_t, Waiting> waiting_;
-  std::map<std::uint64_t, std::vector<QTensor>> ready_;
+  std::map<std::uint64_t, ReadyFrame> ready_;
   bool running_ = false;
   std::uint64_t frames_ = 0;
   std::uint64_t busy_ns_ = 0;

@@ -174,17 +174,18 @@ void Job::on_tensor(TensorMsg&& message) {
 
 void Job::pump(FragmentRunner& runner) {
   if (!runner.can_start()) return;
-  auto [frame, inputs] = runner.take_ready();
+  auto [frame, inputs, ready] = runner.take_ready();
   auto self = shared_from_this();
   FragmentRunner* target = &runner;
-  asio::post(ctx_.pool, [self, target, frame = frame, inputs = std::move(inputs)]() mutable {
+  asio::post(ctx_.pool, [self, target, frame = frame, inputs = std::move(inputs),
+                         ready = ready]() mutable {
     const auto start = std::chrono::steady_clock::now();
     const std::uint64_t cpu_start = thread_cpu_ns();
     std::vector<QTensor> outputs;
     std::string error;
     ErrorCode code = ErrorCode::kComputeFailed;
     try {
-      outputs = target->run(inputs);
+      outputs = target->run(inputs, ready);
     } catch (const DeviceError& e) {
       code = ErrorCode::kDeviceFailed;
       error = e.what();
