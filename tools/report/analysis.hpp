@@ -73,8 +73,8 @@ struct FamilyAnalysis {
 };
 
 // A gain smaller than this does not count as beating one node: it buys little for a second
-// board, and two quiet runs of the main job differ by about this much (docs/benchmarking.md
-// "Break-even"), so a break-even declared below it would not reproduce.
+// board, and gains this small decided the pipeline cells by chance (three runs of the main
+// job gave three pipeline break-evens; docs/benchmarking.md "Break-even").
 inline constexpr double kDefaultMinGain = 0.05;
 
 struct AnalysisOptions {

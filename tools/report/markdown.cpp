@@ -182,9 +182,9 @@ void break_even_section(std::ostringstream& md, const Analysis& a) {
         "measured by more than "
      << percent_text(a.min_gain) << ": the speedup's 95 % interval over the repetitions lies above "
      << speedup_threshold_text(a.min_gain)
-     << " (a smaller gain, or an interval that reaches down to it, does not count: it is "
-        "within what two runs of the same sweep differ by, and buys little for a second "
-        "board). `≤ S`: already at the smallest size "
+     << " (a smaller gain, or an interval that reaches down to it, does not count: gains "
+        "that small decided break-evens by chance from run to run, and buy little for a "
+        "second board). `≤ S`: already at the smallest size "
         "measured; `> S`: not even at the largest. The speedup at that size is in brackets "
         "with its interval. `replicate` "
         "runs the whole model on every node (data parallel) and is the baseline the model-"
