@@ -64,13 +64,28 @@ wait_job() {
 }
 
 hold() {  # a job holding one board for up to ten minutes; prints its id
+  # The time limit ends it even if slurmctld outlives the test's teardown.
   sbatch --parsable --nodes=1 --gres=fpga:kv260:1 --job-name="hold-$1" --output=/dev/null \
-    --wrap 'sleep 600'
+    --time=10 --wrap 'sleep 600'
 }
 
 say "bringing up SLURM"
 ansible-playbook -i inventories/slurm-local playbooks/slurm-local.yml >"$scratch/up.log" 2>&1 ||
   { cat "$scratch/up.log"; fail "playbooks/slurm-local.yml"; }
+# slurmctld keeps its jobs in StateSaveLocation: a run killed before its teardown (a
+# machine restarted mid-test, or a copy of its disk) leaves jobs that slurmctld recovers as
+# pending or even running, and that would hold the boards this test needs.
+stale=$(squeue --noheader --format %i | xargs)
+if [[ -n $stale ]]; then
+  say "cancelling job(s) $stale left in the queue by an earlier run"
+  # shellcheck disable=SC2086 # one argument a job id
+  scancel $stale
+  for j in $stale; do wait_job "$j" 60 '^(CANCELLED|COMPLETED|FAILED|TIMEOUT)|^$'; done
+  for _ in $(seq 1 120); do
+    [[ -z $(sinfo --noheader --Node --format %t | grep -vx idle) ]] && break
+    sleep 0.5
+  done
+fi
 sinfo --Node --format '%N %t %G'
 
 # --- 1. A tiny sweep through sbatch, first waiting for a board --------------------------
