@@ -199,6 +199,8 @@ struct DerivedCase {
   const char* op;    // its op ("" for a whole-file finding)
 };
 
+void PrintTo(const DerivedCase& c, std::ostream* os) { *os << c.file << " (derived)"; }
+
 class OracleLearnDerived : public ::testing::TestWithParam<DerivedCase> {};
 
 TEST_P(OracleLearnDerived, VerdictAndReason) {
