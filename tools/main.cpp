@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
       dpushard::cli::add_split_command(app),
       dpushard::cli::add_run_command(app),
       dpushard::cli::add_worker_command(app),
+      dpushard::cli::add_oracle_command(app),
   };
   // clang-format on
   // Every error is one line "dpushard: error: ..." on stderr; usage errors exit 2.

@@ -88,6 +88,16 @@ class Oracle {
   std::optional<Verdict> expected(std::string_view micro_model) const;
   const std::map<std::string, Verdict, std::less<>>& expectations() const { return expected_; }
 
+  // The file's parts, as read (for `dpushard oracle learn` and `oracle diff`).
+  const std::map<std::string, OracleOpRule, std::less<>>& rules() const { return rules_; }
+  Device unknown_device() const { return unknown_device_; }
+  const std::map<std::string, std::string, std::less<>>& boundary_sources() const {
+    return boundary_sources_;
+  }
+  // `learned_from`: where a learned oracle comes from (Vitis AI version, arch.json sha256
+  // and fingerprint, ...); empty for a hand-written one.
+  const std::map<std::string, std::string, std::less<>>& provenance() const { return provenance_; }
+
  private:
   Oracle() = default;
 
@@ -98,6 +108,7 @@ class Oracle {
   Device unknown_device_ = Device::Cpu;                     // op types the file does not list
   std::map<std::string, std::string, std::less<>> boundary_sources_;  // rule -> source
   std::map<std::string, Verdict, std::less<>> expected_;
+  std::map<std::string, std::string, std::less<>> provenance_;
 };
 
 }  // namespace dpushard

@@ -150,8 +150,15 @@ Oracle Oracle::parse(const std::string& yaml_text, const std::string& origin) {
           fail(origin, "micro_models." + name, e.what());
         }
       }
+    } else if (key == "learned_from") {
+      if (!kv.second.IsMap()) fail(origin, key, "expected a map of key: text");
+      for (const auto& p : kv.second)
+        oracle.provenance_[p.first.Scalar()] =
+            scalar<std::string>(p.second, origin, key + "." + p.first.Scalar());
     } else {
-      fail(origin, key, "unknown key (known: name, unknown_ops, ops, boundaries, micro_models)");
+      fail(origin, key,
+           "unknown key (known: name, unknown_ops, ops, boundaries, micro_models, "
+           "learned_from)");
     }
   }
   if (oracle.name_.empty()) fail(origin, "name", "missing");
