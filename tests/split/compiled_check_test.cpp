@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 
+#include "cli_runner.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/compiled_check.hpp"
 #include "dpushard/split.hpp"
@@ -182,6 +183,45 @@ TEST_F(CompiledCheck, AFileThatIsNotTheRecordedOneIsRefused) {
             "plan records");
   plan_.fragments[0].compiled->file = "fragments/missing.xmodel";
   EXPECT_THAT(error_of(), HasSubstr("fragment 'whole': compiled file fragments/missing.xmodel: "));
+}
+
+// `dpushard plan add-compiled` records the real compiled file (only after checking it), and
+// `plan check-compiled` checks it again, against a target DPU too; bad input is one line.
+TEST_F(CompiledCheck, TheCommandLineRecordsAndChecks) {
+  const testing::ScratchDir scratch;
+  const std::string plan = testing::quoted(dir_.string());
+  const std::string file = (dir_ / "fragments" / "whole.xmodel").string();
+  std::filesystem::copy_file(fixture(kResNetVck190), file);
+  auto r = testing::run_cli(scratch, "plan check-compiled " + plan);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("dpushard: error: plan " + dir_.string() +
+                               ": no fragment records a compiled file"));
+  r = testing::run_cli(scratch, "plan add-compiled " + plan + " whole " + testing::quoted(file));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Plan recorded = read_plan(dir_);
+  ASSERT_TRUE(recorded.fragments[0].compiled);
+  EXPECT_EQ(recorded.fragments[0].compiled->file, "fragments/whole.xmodel");
+  EXPECT_EQ(recorded.fragments[0].compiled->sha256, sha256_file(fixture(kResNetVck190)));
+  EXPECT_EQ(recorded.fragments[0].compiled->dpu_fingerprint, compiled_fingerprint(real_, "x"));
+  r = testing::run_cli(scratch, "plan check-compiled " + plan);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = testing::run_cli(scratch,
+                       "plan check-compiled " + plan + " --dpu-fingerprint 0x101000016010407");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("dpushard: error: fragment 'whole': compiled file "
+                               "fragments/whole.xmodel: compiled for DPU "));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  // A derived file with a changed input shape is not recorded; the plan stays as it was.
+  write_xmodel(derived([](Graph& g) {
+                 const_cast<Op&>(*g.inputs()[0]).output.shape = {1, 32, 32, 4};
+               }),
+               dir_ / "fragments" / "shape.xmodel");
+  r = testing::run_cli(scratch,
+                       "plan add-compiled " + plan + " whole " +
+                           testing::quoted((dir_ / "fragments" / "shape.xmodel").string()));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("has shape [1,32,32,4] in the compiled file"));
+  EXPECT_EQ(read_plan(dir_), recorded);
 }
 
 }  // namespace
