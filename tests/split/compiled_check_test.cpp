@@ -83,6 +83,14 @@ class CompiledCheck : public ::testing::Test {
     throw Error("no op makes tensor " + tensor);
   }
 
+  // The last conv2d-fix of the real file: the fc, which vai_c_xir turned into a conv.
+  std::string last_conv() const {
+    std::string name;
+    for (const Op& op : real_.ops())
+      if (op.type == "conv2d-fix") name = op.name;
+    return name;
+  }
+
   std::filesystem::path dir_;
   Plan plan_;
   Graph real_;
@@ -132,8 +140,8 @@ TEST_F(CompiledCheck, AChangedFixPointIsNamed) {
 }
 
 TEST_F(CompiledCheck, AnOpMovedToTheCpuIsAnErrorOrAWarning) {
-  // The fc, a conv2d-fix on the DPU.
-  const std::string moved = op_of_tensor(real_, plan_.fragments[0].outputs[0].name).name;
+  const std::string moved = last_conv();  // the fc (a matmul compiled to a conv2d-fix)
+  ASSERT_THAT(moved, HasSubstr("Linear_fc"));
   record(derived([&](Graph& g) {
     std::function<void(Subgraph&)> remove = [&](Subgraph& s) {
       std::erase(s.ops, moved);
@@ -143,9 +151,8 @@ TEST_F(CompiledCheck, AnOpMovedToTheCpuIsAnErrorOrAWarning) {
     child(g, "CPU").ops.push_back(moved);
   }));
   const std::string line = "fragment 'whole': compiled file fragments/whole.xmodel: op '" + moved +
-                           "' (" + op_of_tensor(real_, plan_.fragments[0].outputs[0].name).type +
-                           ") runs in CPU subgraph '" + child(real_, "CPU").name +
-                           "', the oracle predicted the DPU";
+                           "' (" + std::string("conv2d-fix") + ") runs in CPU subgraph '" +
+                           child(real_, "CPU").name + "', the oracle predicted the DPU";
   EXPECT_EQ(error_of(), line + " (--allow-cpu-subgraphs makes this a warning)");
   CompiledCheckOptions allow;
   allow.allow_cpu_subgraphs = true;
@@ -222,6 +229,37 @@ TEST_F(CompiledCheck, TheCommandLineRecordsAndChecks) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("has shape [1,32,32,4] in the compiled file"));
   EXPECT_EQ(read_plan(dir_), recorded);
+}
+
+// `run --cluster` checks the recorded compiled files before contacting any node: a derived
+// file with a DPU op moved to the CPU stops it with one line (the address is never used).
+TEST_F(CompiledCheck, RunOnAClusterChecksFirst) {
+  const testing::ScratchDir scratch;
+  const std::string moved = last_conv();
+  record(derived([&](Graph& g) {
+    std::function<void(Subgraph&)> remove = [&](Subgraph& s) {
+      std::erase(s.ops, moved);
+      for (Subgraph& c : s.children) remove(c);
+    };
+    remove(child(g, "DPU"));
+    child(g, "CPU").ops.push_back(moved);
+  }));
+  write_plan(plan_, dir_);
+  testing::write_bytes(scratch / "cluster.yaml",
+                       "nodes:\n  - {name: board0, address: 127.0.0.1:9, backend: vart}\n");
+  const std::string args = "run " + testing::quoted(dir_.string()) + " --cluster " +
+                           testing::quoted((scratch / "cluster.yaml").string()) + " --frames 1";
+  auto r = testing::run_cli(scratch, args);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "dpushard: error: fragment 'whole': compiled file fragments/whole.xmodel: op '" +
+                       moved + "' (conv2d-fix) runs in CPU subgraph '" + child(real_, "CPU").name +
+                       "', the oracle predicted the DPU (--allow-cpu-subgraphs makes this a "
+                       "warning)\n");
+  // Allowed, it is one warning, and the run goes on to the node (which is not there).
+  r = testing::run_cli(scratch, args + " --allow-cpu-subgraphs");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("dpushard: warning: fragment 'whole': compiled file "));
+  EXPECT_THAT(r.err, HasSubstr("board0"));
 }
 
 }  // namespace
