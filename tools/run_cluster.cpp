@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli_common.hpp"
+#include "dpushard/backend.hpp"
 #include "dpushard/cluster.hpp"
 #include "dpushard/compiled_check.hpp"
 #include "dpushard/error.hpp"
@@ -28,6 +29,10 @@ nlohmann::json result_json(const std::string& plan_dir, const Plan& plan,
     nodes.push_back({{"name", n.name},
                      {"address", n.address},
                      {"backend", n.backend},
+                     {"dpu_fingerprint", n.dpu_fingerprint == 0
+                                             ? nlohmann::json(nullptr)
+                                             : nlohmann::json(fingerprint_text(n.dpu_fingerprint))},
+                     {"dpu_batch", n.dpu_batch},
                      {"fragments", n.fragments},
                      {"fragment_runs", n.frames_computed},
                      {"busy_ms", n.busy_ms},

@@ -148,6 +148,10 @@ TEST_F(VartCluster, CompiledForThisDpuRuns) {
   ASSERT_TRUE(result.complete) << result.error;
   EXPECT_EQ(result.frames_completed, 3);
   EXPECT_EQ(result.output_sha256, reference_hashes(model_));
+  ASSERT_EQ(result.nodes.size(), 2u);
+  EXPECT_EQ(result.nodes[0].dpu_fingerprint, kKv260);  // as the handshake reported it
+  EXPECT_EQ(result.nodes[0].dpu_batch, 1u);
+  EXPECT_EQ(result.nodes[1].dpu_fingerprint, 0u);  // ref: no DPU
 }
 
 TEST_F(VartCluster, CompiledForAnotherDpuIsRefusedBeforeAnyFrame) {

@@ -165,6 +165,10 @@ void Orchestrator::connect(RunResult& result) {
     link.backend = event.text;
     if (const auto* ok = std::get_if<net::AuthOk>(&event.message))
       link.device = DeviceInfo{ok->dpu_fingerprint, ok->dpu_batch};
+    if (event.node < result.nodes.size()) {
+      result.nodes[event.node].dpu_fingerprint = link.device.dpu_fingerprint;
+      result.nodes[event.node].dpu_batch = link.device.dpu_batch;
+    }
     if (!link.config->backend.empty() && link.backend != link.config->backend)
       fail(link.config->name, describe(event.node) + " runs backend '" + link.backend + "', " +
                                   cluster_.source.string() + ":" +
