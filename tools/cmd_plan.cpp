@@ -26,6 +26,12 @@ struct PlanArgs {
   std::string file;
 };
 
+// The plan folder, also when given as its plan.yaml (read_plan takes either).
+std::filesystem::path plan_folder(const std::string& given) {
+  const std::filesystem::path path(given);
+  return std::filesystem::is_regular_file(path) ? path.parent_path() : path;
+}
+
 int check_compiled(const PlanArgs& a) {
   const Plan plan = read_plan(a.plan_dir);
   if (!has_compiled_fragments(plan))
@@ -34,7 +40,7 @@ int check_compiled(const PlanArgs& a) {
   options.allow_cpu_subgraphs = a.allow_cpu_subgraphs;
   if (!a.dpu_fingerprint.empty())
     options.target_fingerprint = parse_fingerprint(a.dpu_fingerprint, "--dpu-fingerprint");
-  for (const std::string& warning : check_compiled_plan(plan, a.plan_dir, options))
+  for (const std::string& warning : check_compiled_plan(plan, plan_folder(a.plan_dir), options))
     std::cerr << "dpushard: warning: " << warning << "\n";
   int compiled = 0;
   for (const PlanFragment& f : plan.fragments) compiled += f.compiled ? 1 : 0;
@@ -59,7 +65,8 @@ int add_compiled(const PlanArgs& a) {
   for (PlanFragment& f : plan.fragments)
     if (f.name == a.fragment) fragment = &f;
   if (fragment == nullptr) (void)plan.fragment(a.fragment);  // throws, naming the fragment
-  const std::string rel = relative_inside(a.plan_dir, a.file);
+  const std::filesystem::path dir = plan_folder(a.plan_dir);
+  const std::string rel = relative_inside(dir, a.file);
   const Graph compiled = read_xmodel(a.file);
   fragment->compiled = PlanCompiled{rel, sha256_file(a.file),
                                     compiled_fingerprint(compiled, "plan add-compiled: " + a.file)};
@@ -68,7 +75,7 @@ int add_compiled(const PlanArgs& a) {
   options.allow_cpu_subgraphs = a.allow_cpu_subgraphs;
   for (const std::string& warning : check_compiled_fragment(*fragment, compiled, options))
     std::cerr << "dpushard: warning: " << warning << "\n";
-  write_plan(plan, a.plan_dir);
+  write_plan(plan, dir);
   std::cerr << "plan " << a.plan_dir << ": fragment '" << a.fragment << "' compiled as " << rel
             << " for DPU " << fingerprint_text(fragment->compiled->dpu_fingerprint) << "\n";
   return 0;
