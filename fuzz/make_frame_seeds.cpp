@@ -37,7 +37,7 @@ std::vector<Message> one_of_each() {
       Hello{kProtocolVersion, PeerRole::kWorker, "w0", digest_of(2)},
       Challenge{kProtocolVersion, "w1", digest_of(3)},
       Auth{digest_of(4)},
-      AuthOk{digest_of(5), "sim"},
+      AuthOk{digest_of(5), "vart", 0x101000016010407ULL, 1},
       ErrorMsg{ErrorCode::kQueueFull, 7, "queue full"},
       Heartbeat{42},
       HaveQuery{{digest_of(6), digest_of(7)}},

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
       dpushard::cli::add_predict_command(app),
       dpushard::cli::add_report_command(app),
       dpushard::cli::add_split_command(app),
+      dpushard::cli::add_plan_command(app),
       dpushard::cli::add_run_command(app),
       dpushard::cli::add_worker_command(app),
       dpushard::cli::add_oracle_command(app),

@@ -13,7 +13,9 @@
 #include <sstream>
 
 #include "cli_common.hpp"
+#include "dpushard/backend.hpp"
 #include "dpushard/cluster.hpp"
+#include "dpushard/compiled_check.hpp"
 #include "dpushard/error.hpp"
 
 namespace dpushard::cli {
@@ -27,6 +29,10 @@ nlohmann::json result_json(const std::string& plan_dir, const Plan& plan,
     nodes.push_back({{"name", n.name},
                      {"address", n.address},
                      {"backend", n.backend},
+                     {"dpu_fingerprint", n.dpu_fingerprint == 0
+                                             ? nlohmann::json(nullptr)
+                                             : nlohmann::json(fingerprint_text(n.dpu_fingerprint))},
+                     {"dpu_batch", n.dpu_batch},
                      {"fragments", n.fragments},
                      {"fragment_runs", n.frames_computed},
                      {"busy_ms", n.busy_ms},
@@ -155,12 +161,23 @@ std::shared_ptr<ClusterRunArgs> add_cluster_run_options(CLI::App& run) {
                  "Seconds of silence after which a node counts as dead")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 3600.0));
+  run.add_flag("--allow-cpu-subgraphs", args->allow_cpu_subgraphs,
+               "Compiled fragments: an op the oracle put on the DPU but the compiler on the CPU "
+               "is a warning, not an error");
   return args;
 }
 
 int run_cluster(const std::string& plan_dir, const ClusterRunArgs& args, std::uint64_t seed,
                 bool json) {
   const Plan plan = read_plan(plan_dir);
+  // Compiled fragments are checked against the plan before any node is contacted; the
+  // fingerprint of each node's DPU is checked after its handshake (docs/cluster.md).
+  if (has_compiled_fragments(plan)) {
+    CompiledCheckOptions check;
+    check.allow_cpu_subgraphs = args.allow_cpu_subgraphs;
+    for (const std::string& warning : check_compiled_plan(plan, plan_dir, check))
+      std::cerr << "dpushard: warning: " << warning << "\n";
+  }
   const cluster::ClusterConfig config = cluster::read_cluster_config(args.cluster_file);
   cluster::RunOptions options;
   options.frames = args.frames;

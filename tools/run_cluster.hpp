@@ -17,10 +17,11 @@ struct ClusterRunArgs {
   std::string out_file;
   bool shutdown_workers = false;
   double peer_timeout_s = 3.0;
+  bool allow_cpu_subgraphs = false;  // compiled fragments: a surprise CPU op only warns
 };
 
-// Adds --cluster, --frames, --inflight, --out, --shutdown-workers and --peer-timeout to
-// the `run` subcommand.
+// Adds --cluster, --frames, --inflight, --out, --shutdown-workers, --peer-timeout and
+// --allow-cpu-subgraphs to the `run` subcommand.
 std::shared_ptr<ClusterRunArgs> add_cluster_run_options(CLI::App& run);
 
 // Runs the plan in `plan_dir` on the cluster. `seed` and `json` are `run`'s own options.

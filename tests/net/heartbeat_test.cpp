@@ -45,7 +45,7 @@ TEST(Heartbeat, AShortPeerTimeoutDoesNotDropAHealthyIdleWorker) {
           connection = Connection::create(std::move(socket), options, "worker", nullptr);
           start_client_handshake(
               connection, ClientIdentity{"client", PeerRole::kOrchestrator, "secret"},
-              [&](const std::string& failure, const std::string&) {
+              [&](const std::string& failure, const AuthOk&) {
                 handshake_error = failure;
                 if (!failure.empty()) return;
                 connection->set_message_handler([](Message&&) {});

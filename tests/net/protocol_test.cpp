@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <string_view>
@@ -43,6 +44,7 @@ std::vector<Message> one_of_each() {
           Challenge{kProtocolVersion, "worker@x", digest_of(3)},
           Auth{digest_of(4)},
           AuthOk{digest_of(5), "ref"},
+          AuthOk{digest_of(5), "vart", 0x101000016010407ULL, 1},
           ErrorMsg{ErrorCode::kAuthFailed, 12, "wrong token"},
           Heartbeat{99},
           HaveQuery{{digest_of(6), digest_of(7)}},
@@ -66,6 +68,25 @@ TEST(NetProtocol, EveryMessageRoundTrips) {
     SCOPED_TRACE(std::string(message_type_name(type_of(message))));
     const auto bytes = encode_frame(message);
     EXPECT_EQ(decode_frame(bytes, Limits{}, /*authenticated=*/true), message);
+  }
+}
+
+TEST(NetProtocol, AuthOkEndsWithTheDpu) {
+  // Version 3: backend, then u64 fingerprint and u32 batch; a version 2 AUTH_OK (which ended
+  // at the backend) is malformed, and so is one with bytes after the batch.
+  const auto bytes = encode_frame(AuthOk{digest_of(5), "vart", 0x0102030405060708ULL, 6});
+  const std::vector<std::uint8_t> tail = {0x08, 0x07, 0x06, 0x05, 0x04, 0x03,
+                                          0x02, 0x01, 0x06, 0x00, 0x00, 0x00};
+  ASSERT_GE(bytes.size(), tail.size());
+  EXPECT_TRUE(std::equal(tail.begin(), tail.end(), bytes.end() - 12));
+  auto v2 = encode_frame(AuthOk{digest_of(5), "vart"});
+  v2.resize(v2.size() - 12);
+  v2[8] = static_cast<std::uint8_t>(v2[8] - 12);  // metadata bytes
+  try {
+    decode_frame(v2, Limits{}, false);
+    FAIL() << "a version 2 AUTH_OK decoded";
+  } catch (const ProtocolError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kMalformed);
   }
 }
 

@@ -95,8 +95,11 @@ class TestClient {
     const auto& ok = std::get<AuthOk>(reply);
     if (!digests_equal(ok.mac, server_proof(token, nonce, c.nonce)))
       throw std::runtime_error("worker proof is wrong");
+    last_auth_ok_ = ok;
     return ok.backend;
   }
+  // The AUTH_OK of the last handshake (backend and DPU).
+  const AuthOk& last_auth_ok() const { return last_auth_ok_; }
 
   // The ERROR the worker sends before dropping this connection, and then the close.
   ErrorMsg expect_dropped(std::chrono::milliseconds timeout = 5000ms) {
@@ -121,6 +124,7 @@ class TestClient {
   }
 
  private:
+  AuthOk last_auth_ok_;
   // False on a clean EOF before the first byte.
   bool read_exact(std::uint8_t* out, std::size_t size,
                   std::chrono::steady_clock::time_point deadline) {

@@ -185,6 +185,42 @@ TEST_F(PlanFiles, BadYamlIsRejectedNamingTheField) {
   EXPECT_THROW(read_plan(dir_.path() / "nope"), Error);
 }
 
+TEST_F(PlanFiles, CompiledEntriesAreOptionalAndStrict) {
+  Plan with = plan_;
+  with.fragments[0].compiled =
+      PlanCompiled{"fragments/stem.xmodel", std::string(64, 'b'), 0x101000016010407};
+  const std::string text = plan_to_yaml(with);
+  EXPECT_THAT(text, HasSubstr("dpu_fingerprint: 0x101000016010407"));
+  EXPECT_EQ(plan_from_yaml(text, "x"), with);
+  EXPECT_EQ(plan_to_yaml(plan_).find("compiled"), std::string::npos);  // absent: as before
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const auto at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {replaced("0x101000016010407", "0x10100001601040z"),
+       "fragments[0].compiled.dpu_fingerprint: value: '0x10100001601040z' is not a DPU "
+       "fingerprint"},
+      {replaced("0x101000016010407", "0x0"),
+       "fragments[0].compiled.dpu_fingerprint: must not be 0"},
+      {replaced("dpu_fingerprint:", "fingerprint:"),
+       "fragments[0].compiled.fingerprint: unknown key"},
+      {replaced("file: fragments/stem.xmodel", "path: x"), "fragments[0].compiled.path"},
+  };
+  for (const auto& [bad, expected] : cases) {
+    const std::string msg = error_of_text(bad);
+    EXPECT_THAT(msg, HasSubstr(expected));
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  EXPECT_THAT(
+      error_after([](Plan& p) {
+        p.fragments[0].compiled = PlanCompiled{"../x.xmodel", std::string(64, 'b'), 1};
+      }),
+      HasSubstr("compiled file '../x.xmodel' must be a relative path inside the plan folder"));
+}
+
 TEST_F(PlanFiles, RunChecksItsInputs) {
   std::vector<QTensor> inputs;
   EXPECT_THROW(run_plan_locally(plan_, dir_.path(), inputs), Error);

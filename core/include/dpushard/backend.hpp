@@ -4,6 +4,7 @@
 // backends_test.cpp): cpu and sim always, vart on the VART double where tests/vart builds it.
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -60,6 +61,26 @@ class Backend {
 // a name replaces the first.
 using BackendFactory = std::function<std::unique_ptr<Backend>(const BackendOptions&)>;
 void register_backend(const std::string& name, BackendFactory factory);
+
+// The accelerator a backend runs on, as a worker reports it in its handshake
+// (docs/protocol.md): for vart the DPU's fingerprint (what `xdputil query` reports and what a
+// compiled subgraph's `dpu_fingerprint` must equal) and the runner's batch. Backends without
+// a device (ref, cpu, sim) have no probe and report zeros.
+struct DeviceInfo {
+  std::uint64_t dpu_fingerprint = 0;  // 0: no DPU
+  std::uint32_t dpu_batch = 0;        // 0: not known
+  bool operator==(const DeviceInfo&) const = default;
+};
+using DeviceProbe = std::function<DeviceInfo(const BackendOptions&)>;
+// Registers how to ask backend `name` for its device (once, at startup, with the backend).
+void register_device_probe(const std::string& name, DeviceProbe probe);
+// The device backend `name` runs on; zeros for a backend without a probe. Throws
+// dpushard::Error when the probe cannot read the device (a vart worker without a DPU).
+DeviceInfo probe_device(std::string_view name, const BackendOptions& options = {});
+// "0x101000016010407" (the form xdputil prints), or "none" for 0.
+std::string fingerprint_text(std::uint64_t fingerprint);
+// Parses "0x..." hex (or decimal); throws dpushard::Error naming `what` on bad input.
+std::uint64_t parse_fingerprint(std::string_view text, std::string_view what);
 
 // Names of the backends compiled into this build ("ref", "cpu", ...).
 std::vector<std::string> backend_names();

@@ -67,6 +67,8 @@ struct NodeResult {
   std::string name;
   std::string address;
   std::string backend;
+  std::uint64_t dpu_fingerprint = 0;  // the node's DPU as its handshake reported it (0: none)
+  std::uint32_t dpu_batch = 0;        // 0: not known
   std::vector<std::string> fragments;
   std::uint64_t frames_computed = 0;  // fragment runs
   double busy_ms = 0;                 // time its backend spent computing

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,15 @@ struct PlanFinding {  // one oracle finding, as recorded
   bool operator==(const PlanFinding&) const = default;
 };
 
+// The fragment compiled by vai_c_xir for one DPU (docs/plan.md, `compiled:`): what `vart`
+// workers run instead of the `_int` file.
+struct PlanCompiled {
+  std::string file;  // relative to the plan folder
+  std::string sha256;
+  std::uint64_t dpu_fingerprint = 0;  // the DPU subgraph's, as compiled (never 0)
+  bool operator==(const PlanCompiled&) const = default;
+};
+
 struct PlanFragment {
   std::string name;
   std::string role;  // "model", "stem", "experts", "tail", "stage"
@@ -64,6 +74,7 @@ struct PlanFragment {
   std::string oracle_verdict;  // "dpu", "dpu+boundary", "cpu"
   int dpu_subgraphs = 0;
   std::vector<PlanFinding> oracle_findings;
+  std::optional<PlanCompiled> compiled;  // absent until the fragment is compiled
   bool operator==(const PlanFragment&) const = default;
 };
 

@@ -24,7 +24,8 @@ namespace dpushard::net {
 inline constexpr std::uint32_t kMagic = 0x48535044;  // bytes 'D' 'P' 'S' 'H'
 // 2: HELLO asks for a heartbeat interval, LOAD carries the link. (Error code 15 came later
 // without a new version: a peer that does not know it names it "unknown" and keeps the text.)
-inline constexpr std::uint16_t kProtocolVersion = 2;
+// 3: AUTH_OK carries the worker's DPU (fingerprint and batch; 0 without a DPU).
+inline constexpr std::uint16_t kProtocolVersion = 3;
 inline constexpr std::size_t kHeaderBytes = 20;
 inline constexpr std::size_t kDigestBytes = 32;  // sha256 hashes, nonces and HMACs
 inline constexpr std::size_t kMaxNameBytes = 4096;
@@ -127,6 +128,11 @@ struct Auth {
 struct AuthOk {
   Digest mac{};
   std::string backend;
+  // The DPU the worker's backend runs on (vart): the fingerprint `xdputil query` and a
+  // compiled subgraph's `dpu_fingerprint` give, and the runner's batch. 0: no DPU (ref, cpu,
+  // sim) or not known.
+  std::uint64_t dpu_fingerprint = 0;
+  std::uint32_t dpu_batch = 0;
   bool operator==(const AuthOk&) const = default;
 };
 struct ErrorMsg {

@@ -2,6 +2,8 @@
 
 #include "job_layout.hpp"
 
+#include "compiled_fragments.hpp"
+
 #include <algorithm>
 
 #include "dpushard/builder.hpp"
@@ -150,6 +152,7 @@ JobLayout make_job_layout(const Plan& plan, const std::filesystem::path& plan_di
       layout.fragment_names[node].push_back(fragment.name);
     }
   }
+  layout.compiled = read_compiled_fragments(plan, plan_dir);
   return layout;
 }
 

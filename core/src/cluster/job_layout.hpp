@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,9 @@ struct InputRoute {
 };
 
 struct JobLayout {
-  std::vector<WireFragment> fragments;                              // per plan fragment
+  // Per plan fragment, then the compiled files nodes with a DPU run (compiled_fragments.hpp).
+  std::vector<WireFragment> fragments;
+  std::vector<std::optional<WireFragment>> compiled;                // per plan fragment
   std::map<int, std::vector<net::FragmentAssignment>> assignments;  // per node slot
   std::map<int, std::vector<std::string>> fragment_names;           // per node slot
   std::vector<InputRoute> inputs;

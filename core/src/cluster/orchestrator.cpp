@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "compiled_fragments.hpp"
 #include "dpushard/shape.hpp"
 #include "net/auth.hpp"
 #include "net/cpu_time.hpp"
@@ -35,7 +36,7 @@ Orchestrator::Orchestrator(const ClusterConfig& cluster, const RunOptions& optio
   connection_options_.handshake_timeout = options.connect_timeout;
   connection_options_.port = std::make_shared<net::PortShaper>();
   for (int i = 0; i < node_count; ++i)
-    links_.push_back(Link{&cluster.nodes[static_cast<std::size_t>(i)], nullptr, {}});
+    links_.push_back(Link{&cluster.nodes[static_cast<std::size_t>(i)], nullptr, {}, {}});
   const net::Digest random = net::random_nonce();
   std::memcpy(&job_, random.data(), sizeof job_);
   work_.emplace(io_.get_executor());
@@ -138,7 +139,7 @@ void Orchestrator::connect(RunResult& result) {
             net::start_client_handshake(
                 connection,
                 net::ClientIdentity{options_.name, net::PeerRole::kOrchestrator, cluster_.token},
-                [this, i, connection](const std::string& failure, const std::string& backend) {
+                [this, i, connection](const std::string& failure, const net::AuthOk& worker) {
                   if (!failure.empty())
                     return inbox_.push(Event{i, Event::Kind::kClosed, {}, failure});
                   connection->set_message_handler([this, i](net::Message&& message) {
@@ -148,7 +149,7 @@ void Orchestrator::connect(RunResult& result) {
                   connection->set_close_handler([this, i](const std::string& reason) {
                     inbox_.push(Event{i, Event::Kind::kClosed, {}, reason});
                   });
-                  inbox_.push(Event{i, Event::Kind::kReady, {}, backend});
+                  inbox_.push(Event{i, Event::Kind::kReady, worker, worker.backend});
                 });
           });
     });
@@ -162,6 +163,12 @@ void Orchestrator::connect(RunResult& result) {
                std::string(net::message_type_name(net::type_of(event.message))));
     Link& link = links_[event.node];
     link.backend = event.text;
+    if (const auto* ok = std::get_if<net::AuthOk>(&event.message))
+      link.device = DeviceInfo{ok->dpu_fingerprint, ok->dpu_batch};
+    if (event.node < result.nodes.size()) {
+      result.nodes[event.node].dpu_fingerprint = link.device.dpu_fingerprint;
+      result.nodes[event.node].dpu_batch = link.device.dpu_batch;
+    }
     if (!link.config->backend.empty() && link.backend != link.config->backend)
       fail(link.config->name, describe(event.node) + " runs backend '" + link.backend + "', " +
                                   cluster_.source.string() + ":" +
@@ -181,6 +188,17 @@ void Orchestrator::connect(RunResult& result) {
   result.link_gbps = cluster_.link_gbps;
   result.link_latency_us = link_.paced() ? cluster_.link_latency_us : 0;
   connection_options_.port->configure(link_);
+}
+
+void Orchestrator::choose_fragments(const Plan& plan, JobLayout& layout) {
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    try {
+      use_compiled_fragments(plan, layout, static_cast<int>(i), links_[i].config->name,
+                             links_[i].backend, links_[i].device);
+    } catch (const Error& e) {
+      fail(links_[i].config->name, e.what());
+    }
+  }
 }
 
 // --- upload ------------------------------------------------------------------------------
@@ -454,7 +472,7 @@ RunResult run_on_cluster(const Plan& plan, const std::filesystem::path& plan_dir
   if (options.inflight < 1) throw Error("--inflight must be at least 1");
   std::vector<std::string> names;
   for (const NodeConfig& node : cluster.nodes) names.push_back(node.name);
-  const JobLayout layout = make_job_layout(plan, plan_dir, names);
+  JobLayout layout = make_job_layout(plan, plan_dir, names);
 
   RunResult result;
   result.frames_requested = options.frames;
@@ -472,6 +490,7 @@ RunResult run_on_cluster(const Plan& plan, const std::filesystem::path& plan_dir
   Orchestrator orchestrator(cluster, options, plan.nodes);
   try {
     orchestrator.connect(result);
+    orchestrator.choose_fragments(plan, layout);
     orchestrator.upload(layout, result);
     orchestrator.load(layout);
     orchestrator.stream(plan, layout, result);

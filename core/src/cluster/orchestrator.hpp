@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "dpushard/backend.hpp"
 #include "dpushard/cluster.hpp"
 #include "inbox.hpp"
 #include "job_layout.hpp"
@@ -33,6 +34,9 @@ class Orchestrator {
   // Connects and authenticates; then decides the link (link_is_paced) and paces this
   // process's own port.
   void connect(RunResult& result);
+  // Nodes with a DPU run the plan's compiled fragments (compiled_fragments.hpp); a fragment
+  // compiled for another DPU fails the run here, before any upload.
+  void choose_fragments(const Plan& plan, JobLayout& layout);
   void upload(const JobLayout& layout, RunResult& result);
   void load(const JobLayout& layout);
   void stream(const Plan& plan, const JobLayout& layout, RunResult& result);
@@ -46,6 +50,7 @@ class Orchestrator {
     const NodeConfig* config = nullptr;
     std::shared_ptr<net::Connection> connection;  // io thread only
     std::string backend;
+    DeviceInfo device;  // as the worker reported it in AUTH_OK
   };
   struct Flight {
     Clock::time_point start;

@@ -1,5 +1,10 @@
 // The backends compiled into this build, chosen by name.
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -27,6 +32,7 @@ constexpr BackendEntry kBackends[] = {
 struct Registered {
   std::mutex mutex;
   std::vector<std::pair<std::string, BackendFactory>> entries;
+  std::vector<std::pair<std::string, DeviceProbe>> probes;
 };
 
 Registered& registered() {
@@ -45,6 +51,53 @@ void register_backend(const std::string& name, BackendFactory factory) {
       return;
     }
   r.entries.emplace_back(name, std::move(factory));
+}
+
+void register_device_probe(const std::string& name, DeviceProbe probe) {
+  Registered& r = registered();
+  const std::lock_guard lock(r.mutex);
+  for (auto& entry : r.probes)
+    if (entry.first == name) {
+      entry.second = std::move(probe);
+      return;
+    }
+  r.probes.emplace_back(name, std::move(probe));
+}
+
+DeviceInfo probe_device(std::string_view name, const BackendOptions& options) {
+  DeviceProbe probe;
+  {
+    Registered& r = registered();
+    const std::lock_guard lock(r.mutex);
+    for (const auto& entry : r.probes)
+      if (entry.first == name) probe = entry.second;
+  }
+  return probe ? probe(options) : DeviceInfo{};
+}
+
+std::string fingerprint_text(std::uint64_t fingerprint) {
+  if (fingerprint == 0) return "none";
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(fingerprint));
+  return text;
+}
+
+std::uint64_t parse_fingerprint(std::string_view text, std::string_view what) {
+  const std::string s(text);
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  const std::string digits = hex ? s.substr(2) : s;
+  const bool ok = !digits.empty() && digits.size() <= (hex ? 16u : 20u) &&
+                  std::all_of(digits.begin(), digits.end(), [hex](char c) {
+                    return hex ? std::isxdigit(static_cast<unsigned char>(c)) != 0
+                               : std::isdigit(static_cast<unsigned char>(c)) != 0;
+                  });
+  if (ok) {
+    errno = 0;
+    const unsigned long long value = std::strtoull(digits.c_str(), nullptr, hex ? 16 : 10);
+    if (errno == 0) return value;
+  }
+  throw Error(std::string(what) + ": '" + s +
+              "' is not a DPU fingerprint (0x followed by hex digits)");
 }
 
 std::vector<std::string> backend_names() {

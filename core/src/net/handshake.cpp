@@ -16,17 +16,17 @@ namespace {
 }  // namespace
 
 void start_client_handshake(const std::shared_ptr<Connection>& connection, const ClientIdentity& me,
-                            std::function<void(const std::string&, const std::string&)> done) {
+                            std::function<void(const std::string&, const AuthOk&)> done) {
   struct State {
     std::string token;
     Digest client_nonce = random_nonce();
     std::optional<Digest> server_nonce;
     bool finished = false;
-    std::function<void(const std::string&, const std::string&)> done;
-    void finish(const std::string& error, const std::string& backend) {
+    std::function<void(const std::string&, const AuthOk&)> done;
+    void finish(const std::string& error, const AuthOk& worker = {}) {
       if (finished) return;
       finished = true;
-      done(error, backend);
+      done(error, worker);
     }
   };
   auto state = std::make_shared<State>();
@@ -45,22 +45,22 @@ void start_client_handshake(const std::shared_ptr<Connection>& connection, const
       if (!state->server_nonce) unexpected(message, "before CHALLENGE");
       const Digest expected = server_proof(state->token, state->client_nonce, *state->server_nonce);
       if (!digests_equal(ok->mac, expected)) {
-        state->finish("the worker could not prove the shared token", "");
+        state->finish("the worker could not prove the shared token");
         conn->fail(ErrorCode::kAuthFailed, "the worker's proof of the token is wrong");
         return;
       }
       conn->set_authenticated();
-      state->finish("", ok->backend);
+      state->finish("", *ok);
     } else if (const auto* error = std::get_if<ErrorMsg>(&message)) {
-      state->finish("refused: " + std::string(error_code_name(error->code)) + ": " + error->message,
-                    "");
+      state->finish("refused: " + std::string(error_code_name(error->code)) + ": " +
+                    error->message);
       conn->close("refused by the worker");
     } else {
       unexpected(message, "during the handshake");
     }
   };
   auto on_close = [state](const std::string& reason) {
-    state->finish("connection lost during the handshake: " + reason, "");
+    state->finish("connection lost during the handshake: " + reason);
   };
   connection->start(std::move(on_message), std::move(on_close));
   connection->send(Hello{kProtocolVersion, me.role, me.name, state->client_nonce,
@@ -100,7 +100,8 @@ void start_server_handshake(const std::shared_ptr<Connection>& connection, const
         throw ProtocolError(ErrorCode::kAuthFailed,
                             "wrong token from '" + state->hello->name + "'");
       conn->send(AuthOk{server_proof(state->me.token, state->hello->nonce, state->server_nonce),
-                        state->me.backend});
+                        state->me.backend, state->me.device.dpu_fingerprint,
+                        state->me.device.dpu_batch});
       conn->set_authenticated();
       state->ready = true;
       state->on_ready(*state->hello);

@@ -5,13 +5,15 @@
 //   client -> HELLO(version, role, name, client nonce)
 //   worker -> CHALLENGE(version, name, server nonce)
 //   client -> AUTH(HMAC(token, "dpushard-client" | server nonce | client nonce))
-//   worker -> AUTH_OK(HMAC(token, "dpushard-server" | client nonce | server nonce), backend)
+//   worker -> AUTH_OK(HMAC(token, "dpushard-server" | client nonce | server nonce), backend,
+//                     DPU fingerprint and batch)
 
 #include <functional>
 #include <memory>
 #include <string>
 
 #include "connection.hpp"
+#include "dpushard/backend.hpp"
 
 namespace dpushard::net {
 
@@ -21,17 +23,19 @@ struct ClientIdentity {
   std::string token;
 };
 
-// Starts `connection` and runs the client side. `done(error, backend)` runs once: error
+// Starts `connection` and runs the client side. `done(error, worker)` runs once: error
 // empty on success (the connection is then authenticated and the caller installs its own
-// handlers), else the reason, including an ERROR the worker sent.
+// handlers; `worker` is the AUTH_OK: backend and DPU), else the reason, including an ERROR
+// the worker sent.
 void start_client_handshake(
     const std::shared_ptr<Connection>& connection, const ClientIdentity& me,
-    std::function<void(const std::string& error, const std::string& backend)> done);
+    std::function<void(const std::string& error, const AuthOk& worker)> done);
 
 struct ServerIdentity {
   std::string name;
   std::string backend;
   std::string token;
+  DeviceInfo device;  // sent in AUTH_OK
 };
 
 // Starts `connection` and runs the worker side. `on_ready(hello)` runs once the peer has

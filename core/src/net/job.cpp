@@ -109,7 +109,7 @@ void Job::connect_peers() {
           start_client_handshake(
               connection,
               ClientIdentity{self->load_.node, PeerRole::kWorker, self->ctx_.options.token},
-              [self, node, address, connection](const std::string& failure, const std::string&) {
+              [self, node, address, connection](const std::string& failure, const AuthOk&) {
                 if (self->closed_) return connection->close("job closed");
                 if (!failure.empty())
                   return self->finish_start(ErrorCode::kPeerLost,

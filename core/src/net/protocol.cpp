@@ -49,6 +49,8 @@ void put(wire::Writer& w, const Auth& m) { w.digest(m.mac); }
 void put(wire::Writer& w, const AuthOk& m) {
   w.digest(m.mac);
   w.str(m.backend);
+  w.u64(m.dpu_fingerprint);
+  w.u32(m.dpu_batch);
 }
 void put(wire::Writer& w, const ErrorMsg& m) {
   w.u16(static_cast<std::uint16_t>(m.code));
@@ -360,6 +362,8 @@ Message get_message(const FrameHeader& h, wire::Reader& r, const Limits& limits)
       AuthOk m;
       m.mac = r.digest("auth_ok.mac");
       m.backend = r.str("auth_ok.backend");
+      m.dpu_fingerprint = r.u64("auth_ok.dpu_fingerprint");
+      m.dpu_batch = r.u32("auth_ok.dpu_batch");
       return m;
     }
     case MessageType::kError:

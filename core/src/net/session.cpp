@@ -14,7 +14,9 @@ void Session::start(std::function<void(const std::shared_ptr<Session>&)> on_ende
   on_ended_ = std::move(on_ended);
   std::weak_ptr<Session> weak = shared_from_this();
   start_server_handshake(
-      connection_, ServerIdentity{ctx_.name, ctx_.options.backend, ctx_.options.token},
+      connection_,
+      ServerIdentity{ctx_.name, ctx_.options.backend, ctx_.options.token,
+                     ctx_.options.device.value_or(DeviceInfo{})},
       [weak](const Hello& hello) {
         if (auto self = weak.lock()) self->on_ready(hello);
       },

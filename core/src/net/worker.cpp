@@ -52,6 +52,8 @@ class Worker::Impl {
     address_ = bound.address().to_string() + ":" + std::to_string(bound.port());
     if (options_.name.empty()) options_.name = "worker@" + address_;
     log_ = make_logger(options_.name);
+    if (!options_.device)
+      options_.device = probe_device(options_.backend, options_.backend_options);
     auto port = std::make_shared<PortShaper>();
     ConnectionOptions connection{options_.limits, options_.heartbeat_interval,
                                  options_.peer_timeout, options_.handshake_timeout, port};
@@ -78,8 +80,11 @@ class Worker::Impl {
   }
 
   void run() {
-    log_->info("event=listening address={} backend={} cache=\"{}\" threads={}", address_,
-               options_.backend, cache_.dir().string(), options_.threads);
+    log_->info(
+        "event=listening address={} backend={} dpu_fingerprint={} dpu_batch={} cache=\"{}\" "
+        "threads={}",
+        address_, options_.backend, fingerprint_text(options_.device->dpu_fingerprint),
+        options_.device->dpu_batch, cache_.dir().string(), options_.threads);
     if (options_.handle_signals) {
       signals_.add(SIGINT);
       signals_.add(SIGTERM);

@@ -44,6 +44,9 @@ void check_plan(const Plan& plan) {
     if (!index.emplace(f.name, i).second) throw Error(where + ": duplicate name");
     if (!safe_relative(f.file))
       throw Error(where + ": file '" + f.file + "' must be a relative path inside the plan folder");
+    if (f.compiled && !safe_relative(f.compiled->file))
+      throw Error(where + ": compiled file '" + f.compiled->file +
+                  "' must be a relative path inside the plan folder");
     if (f.nodes.empty()) throw Error(where + ": no node slot");
     for (int n : f.nodes)
       if (n < 0 || n >= plan.nodes)

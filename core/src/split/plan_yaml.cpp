@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "atomic_file.hpp"
+#include "dpushard/backend.hpp"
 #include "dpushard/plan.hpp"
 #include "dpushard/regular_file.hpp"
 
@@ -240,6 +241,14 @@ std::string plan_to_yaml(const Plan& plan) {
       out << YAML::Key << "reason" << YAML::Value << x.reason << YAML::EndMap;
     }
     out << YAML::EndSeq << YAML::EndMap;
+    if (f.compiled) {
+      out << YAML::Key << "compiled" << YAML::Value << YAML::BeginMap;
+      out << YAML::Key << "file" << YAML::Value << f.compiled->file;
+      out << YAML::Key << "sha256" << YAML::Value << f.compiled->sha256;
+      out << YAML::Key << "dpu_fingerprint" << YAML::Value
+          << fingerprint_text(f.compiled->dpu_fingerprint);
+      out << YAML::EndMap;
+    }
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
@@ -326,7 +335,7 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
     const YAML::Node& node = frags[i];
     r.only(node,
            {"name", "role", "file", "sha256", "nodes", "branches", "inputs", "outputs", "cost",
-            "oracle"},
+            "oracle", "compiled"},
            f);
     PlanFragment pf;
     pf.name = r.get<std::string>(node, "name", f);
@@ -353,6 +362,22 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
                                     r.get<std::string>(findings[k], "rule", ff),
                                     r.get<std::string>(findings[k], "verdict", ff),
                                     r.get<std::string>(findings[k], "reason", ff)});
+    }
+    if (node["compiled"]) {
+      const std::string fc = f + ".compiled";
+      const YAML::Node c2 = r.need(node, "compiled", f);
+      r.only(c2, {"file", "sha256", "dpu_fingerprint"}, fc);
+      PlanCompiled compiled;
+      compiled.file = r.get<std::string>(c2, "file", fc);
+      compiled.sha256 = r.get<std::string>(c2, "sha256", fc);
+      try {
+        compiled.dpu_fingerprint =
+            parse_fingerprint(r.get<std::string>(c2, "dpu_fingerprint", fc), "value");
+      } catch (const Error& e) {
+        r.fail(fc + ".dpu_fingerprint", e.what());
+      }
+      if (compiled.dpu_fingerprint == 0) r.fail(fc + ".dpu_fingerprint", "must not be 0");
+      pf.compiled = std::move(compiled);
     }
     plan.fragments.push_back(std::move(pf));
   }

@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "dpu_query.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/lower_compiled.hpp"
@@ -419,6 +420,8 @@ Settings settings_from_environment() {
     s.weights_graph = read_xmodel(file);
   s.batch = env_int("DPUSHARD_VART_DOUBLE_BATCH", 1);
   if (s.batch < 1) throw Error("DPUSHARD_VART_DOUBLE_BATCH must be at least 1");
+  if (const char* fp = std::getenv("DPUSHARD_VART_DOUBLE_FINGERPRINT"); fp != nullptr && *fp)
+    s.fingerprint = parse_fingerprint(fp, "DPUSHARD_VART_DOUBLE_FINGERPRINT");
   s.plain_runner = env_flag("DPUSHARD_VART_DOUBLE_PLAIN");
   s.reverse_tensors = env_flag("DPUSHARD_VART_DOUBLE_REVERSE");
   if (const char* fault = std::getenv("DPUSHARD_VART_DOUBLE_FAULT"); fault != nullptr && *fault) {
@@ -508,3 +511,9 @@ std::vector<std::unique_ptr<Runner>> Runner::create_runner(const std::string& mo
 Runner::TensorFormat Runner::get_tensor_format() { return TensorFormat::NHWC; }
 
 }  // namespace vart
+
+// The double's stand-in for `xdputil query` (dpu_query.hpp; on a board dpu_query_xdputil.cpp).
+dpushard::DeviceInfo dpushard::vart_detail::query_dpu() {
+  const dpushard::vart_double::Settings settings = dpushard::vart_double::current_settings();
+  return {settings.fingerprint, static_cast<std::uint32_t>(settings.batch)};
+}

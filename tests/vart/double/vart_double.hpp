@@ -16,6 +16,8 @@
 //   - can inject a failure into one job: a status code, an exception, an abort (glog FATAL,
 //     as VART does), or a hang (sleep XLNX_DPU_TIMEOUT ms, then abort, as the DPU
 //     controller does).
+// It also stands in for `xdputil query` (core/src/exec/vart/dpu_query.hpp): query_dpu()
+// reports the settings' fingerprint and batch.
 // Settings come from the environment (for the command line) or from set_settings (in-process).
 
 #include <cstdint>
@@ -37,7 +39,10 @@ struct Settings {
   // Without int_graph: the `_int` file the compiled one was made from, for weights the
   // compiled file does not carry (DPUSHARD_VART_DOUBLE_WEIGHTS: a file).
   std::optional<Graph> weights_graph;
-  int batch = 1;                 // the DPU's batch (DPUSHARD_VART_DOUBLE_BATCH)
+  int batch = 1;  // the DPU's batch (DPUSHARD_VART_DOUBLE_BATCH)
+  // The DPU's fingerprint, what query_dpu() (the worker's handshake) reports
+  // (DPUSHARD_VART_DOUBLE_FINGERPRINT, hex); by default the KV260's B4096 (docs/vart.md).
+  std::uint64_t fingerprint = 0x101000016010407;
   bool plain_runner = false;     // not a RunnerExt (DPUSHARD_VART_DOUBLE_PLAIN=1)
   bool reverse_tensors = false;  // tensors in reverse graph order (DPUSHARD_VART_DOUBLE_REVERSE=1)
   // DPUSHARD_VART_DOUBLE_FAULT=status|throw|abort|hang|stall[@N]: job N (1-based, counted

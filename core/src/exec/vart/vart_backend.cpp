@@ -29,6 +29,7 @@
 
 #include "dpu_binding.hpp"
 #include "dpu_child.hpp"
+#include "dpu_query.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
@@ -370,6 +371,9 @@ std::unique_ptr<Backend> make_vart_backend(const BackendOptions& options) {
   return std::make_unique<vart_detail::SupervisedBackend>(options, &make_vart_backend_in_process);
 }
 
-void register_vart_backend() { register_backend("vart", &make_vart_backend); }
+void register_vart_backend() {
+  register_backend("vart", &make_vart_backend);
+  register_device_probe("vart", [](const BackendOptions&) { return vart_detail::query_dpu(); });
+}
 
 }  // namespace dpushard
