@@ -51,3 +51,19 @@ if(NOT yaml-cpp_FOUND)
   message(STATUS "${_cross} yaml-cpp from ${DPUSHARD_CROSS_YAML_CPP} with the host's headers "
                  "(libyaml-cpp-dev:arm64 conflicts with libyaml-cpp-dev)")
 endif()
+
+# The binary goes to an Ubuntu 22.04 board, whose protobuf (libprotobuf.so.23), spdlog (1.9)
+# and fmt (8) are other releases than Debian 12's (libprotobuf.so.32, libspdlog.so.1.10,
+# libfmt.so.9): link protobuf statically and use spdlog and fmt header-only, so that dpushard
+# needs only libraries with the board's sonames (yaml-cpp 0.7, OpenSSL 3, libstdc++, glibc).
+# scripts/cross-aarch64.sh checks the binary's needed libraries and symbol versions.
+set(Protobuf_USE_STATIC_LIBS ON)
+find_package(fmt REQUIRED)
+add_library(spdlog::spdlog_header_only INTERFACE IMPORTED)
+set_target_properties(spdlog::spdlog_header_only PROPERTIES
+  INTERFACE_COMPILE_DEFINITIONS SPDLOG_FMT_EXTERNAL
+  INTERFACE_LINK_LIBRARIES "Threads::Threads;fmt::fmt-header-only")
+add_library(spdlog::spdlog INTERFACE IMPORTED)  # spdlog's config then defines nothing more
+set_target_properties(spdlog::spdlog PROPERTIES INTERFACE_LINK_LIBRARIES spdlog::spdlog_header_only)
+message(STATUS "${_cross} protobuf linked statically, spdlog and fmt header-only "
+               "(the board's Ubuntu 22.04 has other releases of them)")
