@@ -64,23 +64,32 @@ if [[ $x86_zoo != "$arm_zoo" ]]; then
   exit 1
 fi
 echo "aarch64: same sha256: dpushard ${zoo_args[*]} -> $arm_zoo on both"
-models=("$work/zoo_x86_int.xmodel")
-if [[ -f $fixtures/resnet20_cifar10_int_quantized.xmodel ]]; then
-  models+=("$fixtures/resnet20_cifar10_int_quantized.xmodel")
+# Each run: the model and its extra exec arguments. The compiled ResNet-20 runs its DPU
+# computation lowered to `_int` ops, weights from the `_int` file (lower_compiled.hpp).
+runs=("$work/zoo_x86_int.xmodel|")
+resnet20_int=$fixtures/resnet20_cifar10_int_quantized.xmodel
+resnet20_compiled=$fixtures/resnet20_cifar10_compiled_dpucvdx8g_vck190_vai35.xmodel
+if [[ -f $resnet20_int && -f $resnet20_compiled ]]; then
+  runs+=("$resnet20_int|" "$resnet20_compiled|--weights-from $resnet20_int")
 else
-  echo "aarch64: $fixtures/resnet20_cifar10_int_quantized.xmodel is missing (no ../shared): the zoo model only"
+  echo "aarch64: the ResNet-20 fixtures are missing in $fixtures (no ../shared): the zoo model only"
 fi
 digests='[.inputs[], .outputs[]] | map({name, sha256})'
-for model in "${models[@]}"; do
-  x86=$("$host_cli" exec "$model" --backend ref --seed 7 --json | jq -c "$digests")
-  arm=$("${arm_cli[@]}" exec "$model" --backend ref --seed 7 --json | jq -c "$digests")
+for run in "${runs[@]}"; do
+  model=${run%%|*}
+  read -ra extra <<<"${run#*|}"
+  args=(exec "$model" --backend ref --seed 7 "${extra[@]}" --json)
+  x86=$("$host_cli" "${args[@]}" | jq -c "$digests")
+  arm=$("${arm_cli[@]}" "${args[@]}" | jq -c "$digests")
   if [[ $x86 != "$arm" ]]; then
-    echo "aarch64: error: exec $model --backend ref --seed 7 differs:" >&2
+    echo "aarch64: error: dpushard ${args[*]} differs:" >&2
     echo "  x86:     $x86" >&2
     echo "  aarch64: $arm" >&2
     exit 1
   fi
-  echo "aarch64: same sha256: exec $(basename "$model") --backend ref --seed 7: $arm"
+  weights=""
+  ((${#extra[@]} == 0)) || weights=" ${extra[0]} $(basename "${extra[1]}")"
+  echo "aarch64: same sha256: dpushard exec $(basename "$model") --backend ref --seed 7$weights: $arm"
 done
 
 # 5. What the binary needs from the board.
