@@ -6,12 +6,14 @@
 #      line and exits 77;
 #   2. configures build/aarch64 with cmake/toolchains/aarch64-linux-gnu.cmake and builds only
 #      the command line and the core test suites (graph, xmodel, exec, split, net, cluster);
-#   3. runs those suites with ctest under qemu-aarch64 (the toolchain's emulator);
+#   3. runs those suites with ctest under qemu-aarch64 (the toolchain's emulator), and the
+#      ctest Aarch64.BoardLibraries (step 5);
 #   4. same inputs, same sha256: a zoo model written by the host build and by the aarch64
 #      build are the same bytes, and `dpushard exec --backend ref --seed 7` gives the same
 #      input and output sha256 on both (the zoo model, and the real ResNet-20 fixture);
-#   5. the binary a board gets needs only libraries the board has, no GLIBC_ symbol newer
-#      than 2.35 and no GLIBCXX_ newer than 3.4.30 (Ubuntu 22.04's glibc and GCC 12 libstdc++).
+#   5. (a ctest of step 3: scripts/check-aarch64-binary.sh) the binary a board gets needs
+#      only libraries the board has, no GLIBC_ symbol newer than 2.35 and no GLIBCXX_ newer
+#      than 3.4.30 (Ubuntu 22.04's glibc and GCC 12 libstdc++).
 #
 #   scripts/cross-aarch64.sh [HOST_DPUSHARD]
 # HOST_DPUSHARD is the host build's command line for step 4 (default: build/release's, as
@@ -91,6 +93,3 @@ for run in "${runs[@]}"; do
   ((${#extra[@]} == 0)) || weights=" ${extra[0]} $(basename "${extra[1]}")"
   echo "aarch64: same sha256: dpushard exec $(basename "$model") --backend ref --seed 7$weights: $arm"
 done
-
-# 5. What the binary needs from the board.
-scripts/check-aarch64-binary.sh "$build/tools/dpushard"
