@@ -21,10 +21,11 @@ set(CMAKE_LIBRARY_ARCHITECTURE aarch64-linux-gnu)
 # pkg-config (FindOpenSSL asks it first) must read the target's .pc files, not the host's.
 set(ENV{PKG_CONFIG_LIBDIR} /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig)
 
-# Test binaries (and gtest_discover_tests at build time) run under qemu-user. The prefix holds
-# the cross libc (libc6-arm64-cross); libraries not found there come from the multiarch
-# /usr/lib/aarch64-linux-gnu.
+# Test binaries (and gtest_discover_tests at build time) run under qemu-user, with the
+# multiarch arm64 libc (libc6:arm64, /lib/ld-linux-aarch64.so.1) that the -dev packages bring.
+# Not `-L /usr/aarch64-linux-gnu`: that mixes the cross libc with the multiarch libraries,
+# and there the first thread a test starts (Boost.Asio's pool) hangs.
 find_program(DPUSHARD_QEMU_AARCH64 qemu-aarch64)
 if(DPUSHARD_QEMU_AARCH64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${DPUSHARD_QEMU_AARCH64} -L /usr/aarch64-linux-gnu)
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${DPUSHARD_QEMU_AARCH64})
 endif()
