@@ -42,9 +42,11 @@ if [[ ! -f $build/CMakeCache.txt ]]; then
 fi
 cmake --build "$build" -j "$jobs"
 
-# 3. The suites under qemu-aarch64.
+# 3. The suites under qemu-aarch64. Left out: the one case that needs the cpu backend,
+# which this build has not (DPUSHARD_WITH_ONEDNN=OFF); it would report itself skipped.
 # shellcheck disable=SC2086  # DPUSHARD_AARCH64_CTEST is a list of ctest arguments
-ctest --test-dir "$build" -j "$jobs" --output-on-failure ${DPUSHARD_AARCH64_CTEST:-}
+ctest --test-dir "$build" -j "$jobs" --output-on-failure \
+  -E '^ClusterRunTest\.CpuWorkersMatchTheWholeModelOnRef$' ${DPUSHARD_AARCH64_CTEST:-}
 
 # 4. Same inputs, same sha256.
 arm_cli=(qemu-aarch64 "$build/tools/dpushard")  # the multiarch arm64 libc, as ctest
