@@ -17,7 +17,7 @@ board_libs=(libc.so.6 libm.so.6 libgcc_s.so.1 libstdc++.so.6 ld-linux-aarch64.so
 
 objdump=aarch64-linux-gnu-objdump
 readelf=aarch64-linux-gnu-readelf
-if ! file -L "$binary" | grep -q 'ARM aarch64'; then
+if ! $readelf -h "$binary" 2>/dev/null | grep -q 'Machine: *AArch64'; then
   echo "check-aarch64-binary: error: $binary is not an aarch64 ELF file" >&2
   exit 1
 fi
@@ -33,7 +33,7 @@ for lib in $needed; do
     failed=1
   fi
 done
-echo "check-aarch64-binary: needed libraries: $(echo $needed)"
+echo "check-aarch64-binary: needed libraries: ${needed//$'\n'/ }"
 
 # Undefined dynamic symbols with their versions: "... *UND* ... (GLIBC_2.34) name" or
 # "... *UND* ... GLIBC_2.17 name".
