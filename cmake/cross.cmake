@@ -29,7 +29,8 @@ if(DPUSHARD_BUILD_BENCH)
   find_package(benchmark QUIET)
   if(NOT benchmark_FOUND)
     set(DPUSHARD_BUILD_BENCH OFF CACHE BOOL "Build the Google Benchmark suites" FORCE)
-    message(STATUS "${_cross} DPUSHARD_BUILD_BENCH=OFF (no libbenchmark-dev for the target)")
+    message(STATUS "${_cross} DPUSHARD_BUILD_BENCH=OFF (libbenchmark-dev:arm64 is not "
+                   "installed: the benchmarks are not cross-built)")
   endif()
 endif()
 
