@@ -43,10 +43,14 @@ fi
 cmake --build "$build" -j "$jobs"
 
 # 3. The suites under qemu-aarch64. Left out: the one case that needs the cpu backend,
-# which this build has not (DPUSHARD_WITH_ONEDNN=OFF); it would report itself skipped.
+# which this build has not (DPUSHARD_WITH_ONEDNN=OFF; it would report itself skipped), and
+# the LinkPacing cases, which time the emulated link against the wall clock within 10 %:
+# under emulation every send costs ten times the CPU, and one of them failed (0.147 s for
+# 0.130 +- 0.013 s). The pacing code is the same on both architectures; the x86 suite runs them.
 # shellcheck disable=SC2086  # DPUSHARD_AARCH64_CTEST is a list of ctest arguments
 ctest --test-dir "$build" -j "$jobs" --output-on-failure \
-  -E '^ClusterRunTest\.CpuWorkersMatchTheWholeModelOnRef$' ${DPUSHARD_AARCH64_CTEST:-}
+  -E '^(ClusterRunTest\.CpuWorkersMatchTheWholeModelOnRef|LinkPacing\..*)$' \
+  ${DPUSHARD_AARCH64_CTEST:-}
 
 # 4. Same inputs, same sha256.
 arm_cli=(qemu-aarch64 "$build/tools/dpushard")  # the multiarch arm64 libc, as ctest
