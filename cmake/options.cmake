@@ -44,6 +44,11 @@ set(DPUSHARD_VART_RUNTIME_DIR "${CMAKE_SOURCE_DIR}/../shared/vitis-ai-runtime"
 # Build the `cpu` backend on oneDNN (libdnnl-dev). Off only for minimal builds.
 option(DPUSHARD_WITH_ONEDNN "Build the oneDNN-based cpu backend" ON)
 
+# Build ONNX import (core/src/onnx, `dpushard import`; libonnx-dev). Off only where the
+# target has no ONNX package (the aarch64 cross build, cmake/cross.cmake): `dpushard import`
+# then says it was not built, and the import runs on the host.
+option(DPUSHARD_WITH_ONNX "Build ONNX import (dpushard import)" ON)
+
 # Compile the libraries, the command line and the benchmarks as unity sources (CMake's
 # UNITY_BUILD: a few files per compiler run) instead of one object per file. Halves a
 # cold build on two cores, at the cost of slower incremental rebuilds. On in the release

@@ -6,6 +6,8 @@
 #                                    against PyTorch, playbooks and their lint (the test suite)
 #   scripts/install-deps.sh --run    what the main job needs: build dpushard and the suites,
 #                                    run the playbooks, plot the report (scripts/run-local.sh)
+#   scripts/install-deps.sh --aarch64  only the aarch64 cross build and qemu-user
+#                                    (scripts/cross-aarch64.sh; adds the arm64 architecture)
 #
 # --run leaves out PyTorch, clang and the test libraries, which take most of the install time
 # on a fresh machine.
@@ -33,11 +35,23 @@ test_packages=(
   slurm-wlm munge slurmdbd mariadb-server
 )
 
+# The aarch64 cross build for the KV260 (scripts/cross-aarch64.sh, docs/aarch64.md): Debian's
+# cross compiler, qemu-user to run its tests, and arm64 libraries installed beside the host's.
+# Debian 12 cannot install libdnnl-dev, libonnx-dev or libyaml-cpp-dev for arm64 beside the
+# amd64 ones: the cpu backend and ONNX import are off there, and yaml-cpp is its runtime
+# library with the host's headers (cmake/cross.cmake).
+aarch64_packages=(
+  g++-aarch64-linux-gnu qemu-user
+  libyaml-cpp0.7:arm64 libprotobuf-dev:arm64 libboost-dev:arm64 libspdlog-dev:arm64
+  libfmt-dev:arm64 libssl-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64
+)
+
 case "${1:-}" in
   --run) packages=("${run_packages[@]}") ;;
-  "") packages=("${run_packages[@]}" "${test_packages[@]}") ;;
+  --aarch64) packages=("${aarch64_packages[@]}") ;;
+  "") packages=("${run_packages[@]}" "${test_packages[@]}" "${aarch64_packages[@]}") ;;
   *)
-    echo "install-deps: unknown argument '$1' (usage: scripts/install-deps.sh [--run])" >&2
+    echo "install-deps: unknown argument '$1' (usage: scripts/install-deps.sh [--run|--aarch64])" >&2
     exit 2
     ;;
 esac
@@ -55,6 +69,10 @@ fi
 echo "install-deps: installing ${missing[*]}"
 sudo_cmd=()
 [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+# arm64 packages need the architecture added once (idempotent: only when it is not there).
+if [[ " ${missing[*]}" == *:arm64* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  "${sudo_cmd[@]}" dpkg --add-architecture arm64
+fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

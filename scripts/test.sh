@@ -3,6 +3,7 @@
 # release preset and runs every test with ctest (the dev preset is the -Werror one). Then
 # rebuilds the tests that read untrusted input (xmodel files, frames, bad peers) under
 # ASan + UBSan and runs them, and runs the libFuzzer targets (clang) for a bounded time each.
+#   DPUSHARD_SKIP_AARCH64=1  skip the aarch64 cross build and its qemu tests
 #   DPUSHARD_SKIP_ASAN=1     skip the sanitizer pass
 #   DPUSHARD_SKIP_FUZZ=1     skip the fuzzers
 #   DPUSHARD_FUZZ_SECONDS=N  seconds per fuzz target (30; five targets, fuzz/README.md)
@@ -27,6 +28,20 @@ if ((skipped > 0)); then
     exit 1
   fi
   echo "test.sh: $skipped tests skipped: they need ../shared beside the project (see README)"
+fi
+
+# The aarch64 build for the KV260 (docs/aarch64.md): the command line and the core suites
+# (graph, xmodel, exec, split, net, cluster) cross-built and run under qemu-user, the same
+# sha256 as this release build, and the binary's glibc/libstdc++ needs checked.
+if [[ "${DPUSHARD_SKIP_AARCH64:-0}" != "1" ]]; then
+  aarch64_rc=0
+  scripts/cross-aarch64.sh build/release/tools/dpushard || aarch64_rc=$?
+  if ((aarch64_rc == 77)) && [[ "${DPUSHARD_REQUIRE_SHARED:-0}" == "1" ]]; then
+    echo "test.sh: the aarch64 build skipped in CI (scripts/install-deps.sh installs it)" >&2
+    exit 1
+  elif ((aarch64_rc != 0 && aarch64_rc != 77)); then
+    exit "$aarch64_rc"
+  fi
 fi
 
 # Readers of untrusted bytes (xmodel files; frames and peers of the protocol), again under

@@ -8,7 +8,9 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dpushard/error.hpp"
+#ifdef DPUSHARD_HAVE_ONNX_IMPORT
 #include "dpushard/onnx_import.hpp"
+#endif
 #include "dpushard/quantize.hpp"
 #include "dpushard/xmodel.hpp"
 
@@ -25,6 +27,7 @@ struct ImportOptions {
   bool hard_sigmoid = false;
 };
 
+#ifdef DPUSHARD_HAVE_ONNX_IMPORT
 constexpr int kDefaultRandomSamples = 8;
 
 nlohmann::json histogram(const std::map<int, int>& h) {
@@ -122,6 +125,15 @@ int run_import(const ImportOptions& o) {
   std::cerr << "wrote " << o.output << "\n";
   return 0;
 }
+#else
+// A build without ONNX (DPUSHARD_WITH_ONNX=OFF, e.g. the aarch64 cross build) keeps the
+// subcommand so that its options and this error stay the same everywhere.
+int run_import(const ImportOptions&) {
+  throw Error(
+      "import: this dpushard was built without ONNX import (DPUSHARD_WITH_ONNX=OFF); run "
+      "`dpushard import` on a host built with libonnx-dev and copy the xmodel");
+}
+#endif
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "dpushard/backend.hpp"
@@ -45,7 +46,10 @@ Graph with_weights(Graph compiled, const Graph& int_graph) {
     const std::vector<float> values = const_values(lowered.op(op.name + "/const"));
     const int fp = static_cast<int>(int_attr(op.output.attrs, "fix_point", 0));
     Bytes bytes;
-    for (float v : values) bytes.data.push_back(static_cast<char>(std::ldexp(v, fp)));
+    // Through int8: a negative float converted straight to char is undefined where char is
+    // unsigned (aarch64): there the negative weights came out wrong.
+    for (float v : values)
+      bytes.data.push_back(static_cast<char>(static_cast<std::int8_t>(std::ldexp(v, fp))));
     op.attrs["data"] = bytes;
   }
   return compiled;

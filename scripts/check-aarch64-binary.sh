@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Checks that an aarch64 dpushard runs on the KV260's Ubuntu 22.04 (docs/aarch64.md): it needs
+# only shared libraries whose sonames Ubuntu 22.04 has, no GLIBC_ symbol version newer than
+# 2.35 (glibc 2.35), no GLIBCXX_ newer than 3.4.30 and no CXXABI_ newer than 1.3.13
+# (libstdc++ of GCC 12). Prints what it found; exits 1 naming each symbol or library at fault.
+#   scripts/check-aarch64-binary.sh build/aarch64/tools/dpushard
+set -euo pipefail
+
+binary=${1:?usage: scripts/check-aarch64-binary.sh AARCH64_BINARY}
+max_glibc=2.35
+max_glibcxx=3.4.30
+max_cxxabi=1.3.13
+# Ubuntu 22.04 (jammy) sonames of what dpushard links dynamically: libc6 2.35, libstdc++6 and
+# libgcc-s1 from GCC 12, libssl3 3.0.2, libyaml-cpp0.7 0.7.0.
+board_libs=(libc.so.6 libm.so.6 libgcc_s.so.1 libstdc++.so.6 ld-linux-aarch64.so.1
+            libssl.so.3 libcrypto.so.3 libyaml-cpp.so.0.7)
+
+objdump=aarch64-linux-gnu-objdump
+readelf=aarch64-linux-gnu-readelf
+if ! $readelf -h "$binary" 2>/dev/null | grep -q 'Machine: *AArch64'; then
+  echo "check-aarch64-binary: error: $binary is not an aarch64 ELF file" >&2
+  exit 1
+fi
+
+failed=0
+# newer A B: is version A newer than B?
+newer() { [[ $1 != "$2" && $(printf '%s\n%s\n' "$1" "$2" | sort -V | tail -n 1) == "$1" ]]; }
+
+needed=$($readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+for lib in $needed; do
+  if [[ " ${board_libs[*]} " != *" $lib "* ]]; then
+    echo "check-aarch64-binary: $binary needs $lib, which Ubuntu 22.04 does not have" >&2
+    failed=1
+  fi
+done
+echo "check-aarch64-binary: needed libraries: ${needed//$'\n'/ }"
+
+# Undefined dynamic symbols with their versions: "... *UND* ... (GLIBC_2.34) name" or
+# "... *UND* ... GLIBC_2.17 name".
+symbols=$($objdump -T "$binary" | awk '/\*UND\*/ {v=$(NF-1); gsub(/[()]/, "", v); print v, $NF}')
+for family in GLIBC GLIBCXX CXXABI; do
+  case $family in
+    GLIBC) max=$max_glibc ;;
+    GLIBCXX) max=$max_glibcxx ;;
+    CXXABI) max=$max_cxxabi ;;
+  esac
+  versions=$(awk -v f="${family}_" 'index($1, f) == 1 {sub(f, "", $1); print $1}' <<<"$symbols" | sort -uV)
+  highest=$(tail -n 1 <<<"$versions")
+  echo "check-aarch64-binary: highest ${family}_ version needed: ${highest:-none} (board: $max)"
+  for v in $versions; do
+    if newer "$v" "$max"; then
+      names=$(awk -v want="${family}_$v" '$1 == want {print $2}' <<<"$symbols" | tr '\n' ' ')
+      echo "check-aarch64-binary: $binary needs ${family}_$v (newer than $max) for: $names" >&2
+      failed=1
+    fi
+  done
+done
+exit "$failed"

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The aarch64 build for the KV260 (Ubuntu 22.04, glibc 2.35), made and tested on this Debian 12
+# host (docs/aarch64.md):
+#   1. installs the cross toolchain, qemu-user and the arm64 libraries
+#      (scripts/install-deps.sh --aarch64); where they cannot be installed, says so in one
+#      line and exits 77;
+#   2. configures build/aarch64 with cmake/toolchains/aarch64-linux-gnu.cmake and builds only
+#      the command line and the core test suites (graph, xmodel, exec, split, net, cluster);
+#   3. runs those suites with ctest under qemu-aarch64 (the toolchain's emulator), and the
+#      ctest Aarch64.BoardLibraries (step 5);
+#   4. same inputs, same sha256: a zoo model written by the host build and by the aarch64
+#      build are the same bytes, and `dpushard exec --backend ref --seed 7` gives the same
+#      input and output sha256 on both (the zoo model, and the real ResNet-20 fixture);
+#   5. (a ctest of step 3: scripts/check-aarch64-binary.sh) the binary a board gets needs
+#      only libraries the board has, no GLIBC_ symbol newer than 2.35 and no GLIBCXX_ newer
+#      than 3.4.30 (Ubuntu 22.04's glibc and GCC 12 libstdc++).
+#
+#   scripts/cross-aarch64.sh [HOST_DPUSHARD]
+# HOST_DPUSHARD is the host build's command line for step 4 (default: build/release's, as
+# scripts/test.sh builds it). DPUSHARD_AARCH64_CTEST="-R ..." narrows step 3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=build/aarch64
+host_cli=${1:-build/release/tools/dpushard}
+jobs=$(nproc)
+fixtures=${DPUSHARD_FIXTURE_DIR:-../shared/fixtures/xmodel}
+
+# 1. The toolchain. A machine whose apt sources have no arm64 packages cannot cross-build.
+if ! scripts/install-deps.sh --aarch64 >"${TMPDIR:-/tmp}/dpushard-aarch64-deps.log" 2>&1; then
+  echo "aarch64: skipped: the cross toolchain could not be installed" \
+    "(scripts/install-deps.sh --aarch64: $(tail -n 1 "${TMPDIR:-/tmp}/dpushard-aarch64-deps.log"))"
+  exit 77
+fi
+
+# 2. Configure once; build the command line and the test binaries of the core suites (the
+# cross build's tests/CMakeLists.txt holds only those, and no benchmarks).
+if [[ ! -f $build/CMakeCache.txt ]]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake \
+    -DCMAKE_BUILD_TYPE=Release -DDPUSHARD_UNITY_BUILD=OFF -DDPUSHARD_WERROR=ON \
+    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
+fi
+cmake --build "$build" -j "$jobs"
+
+# 3. The suites under qemu-aarch64. Left out: the one case that needs the cpu backend,
+# which this build has not (DPUSHARD_WITH_ONEDNN=OFF; it would report itself skipped), and
+# the LinkPacing cases, which time the emulated link against the wall clock within 10 %:
+# under emulation every send costs ten times the CPU, and one of them failed (0.147 s for
+# 0.130 +- 0.013 s). The pacing code is the same on both architectures; the x86 suite runs them.
+# shellcheck disable=SC2086  # DPUSHARD_AARCH64_CTEST is a list of ctest arguments
+ctest --test-dir "$build" -j "$jobs" --output-on-failure \
+  -E '^(ClusterRunTest\.CpuWorkersMatchTheWholeModelOnRef|LinkPacing\..*)$' \
+  ${DPUSHARD_AARCH64_CTEST:-}
+
+# 4. Same inputs, same sha256.
+arm_cli=(qemu-aarch64 "$build/tools/dpushard")  # the multiarch arm64 libc, as ctest
+work=$build/same-sha256
+rm -rf "$work"
+mkdir -p "$work"
+if [[ ! -x $host_cli ]]; then
+  echo "aarch64: error: no host build at $host_cli to compare with (build it, or give its path)" >&2
+  exit 1
+fi
+zoo_args=(zoo cnn --params 500K --experts 2 --input 32x32x3 --classes 10 --seed 3)
+"$host_cli" "${zoo_args[@]}" -o "$work/zoo_x86_int.xmodel" 2>/dev/null
+"${arm_cli[@]}" "${zoo_args[@]}" -o "$work/zoo_aarch64_int.xmodel" 2>/dev/null
+x86_zoo=$(sha256sum <"$work/zoo_x86_int.xmodel" | cut -d' ' -f1)
+arm_zoo=$(sha256sum <"$work/zoo_aarch64_int.xmodel" | cut -d' ' -f1)
+if [[ $x86_zoo != "$arm_zoo" ]]; then
+  echo "aarch64: error: dpushard ${zoo_args[*]} wrote different files: x86 $x86_zoo, aarch64 $arm_zoo" >&2
+  exit 1
+fi
+echo "aarch64: same sha256: dpushard ${zoo_args[*]} -> $arm_zoo on both"
+# Each run: the model and its extra exec arguments. The compiled ResNet-20 runs its DPU
+# computation lowered to `_int` ops, weights from the `_int` file (lower_compiled.hpp).
+runs=("$work/zoo_x86_int.xmodel|")
+resnet20_int=$fixtures/resnet20_cifar10_int_quantized.xmodel
+resnet20_compiled=$fixtures/resnet20_cifar10_compiled_dpucvdx8g_vck190_vai35.xmodel
+if [[ -f $resnet20_int && -f $resnet20_compiled ]]; then
+  runs+=("$resnet20_int|" "$resnet20_compiled|--weights-from $resnet20_int")
+else
+  echo "aarch64: the ResNet-20 fixtures are missing in $fixtures (no ../shared): the zoo model only"
+fi
+digests='[.inputs[], .outputs[]] | map({name, sha256})'
+for run in "${runs[@]}"; do
+  model=${run%%|*}
+  read -ra extra <<<"${run#*|}"
+  args=(exec "$model" --backend ref --seed 7 "${extra[@]}" --json)
+  x86=$("$host_cli" "${args[@]}" | jq -c "$digests")
+  arm=$("${arm_cli[@]}" "${args[@]}" | jq -c "$digests")
+  if [[ $x86 != "$arm" ]]; then
+    echo "aarch64: error: dpushard ${args[*]} differs:" >&2
+    echo "  x86:     $x86" >&2
+    echo "  aarch64: $arm" >&2
+    exit 1
+  fi
+  weights=""
+  ((${#extra[@]} == 0)) || weights=" ${extra[0]} $(basename "${extra[1]}")"
+  echo "aarch64: same sha256: dpushard exec $(basename "$model") --backend ref --seed 7$weights: $arm"
+done
