@@ -199,7 +199,9 @@ Value GraphBuilder::leaky_relu(const std::string& name, const Value& x, double a
 }
 
 Value GraphBuilder::maxpool2d(const std::string& name, const Value& x, const Pool2dSpec& spec) {
-  AttrMap attrs = window_attrs(spec.kernel, spec.stride, spec.pad);
+  auto kernel = spec.kernel;
+  if (spec.global) kernel = {x.shape[1], x.shape[2]};
+  AttrMap attrs = window_attrs(kernel, spec.global ? kernel : spec.stride, spec.pad);
   attrs["global"] = spec.global;
   return add_fixed(make_op(name, "maxpool2d", {{"input", {x.op}}}, std::move(attrs)), x.fix_point);
 }

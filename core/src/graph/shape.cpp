@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "dpushard/numerics.hpp"
+#include "dpushard/window.hpp"
 
 namespace dpushard {
 namespace {
@@ -54,35 +55,14 @@ std::int64_t window_out(const Op& op, std::int64_t in, std::int64_t kernel, std:
   return num / stride + 1;  // FLOOR, the PyTorch convention
 }
 
-struct Window {
-  std::int64_t kh, kw, sh, sw, dh, dw, pl, pr, pt, pb;
-  std::string pad_mode;
-};
-
-Window window_of(const Op& op) {
-  const auto kernel = ints_attr(op.attrs, "kernel", who(op));  // {w, h}
-  const auto stride = ints_attr_or(op.attrs, "stride", {1, 1});
-  const auto dilation = ints_attr_or(op.attrs, "dilation", {1, 1});
-  const auto pad = ints_attr_or(op.attrs, "pad", {0, 0, 0, 0});  // {l, r, t, b}
-  if (kernel.size() != 2 || stride.size() != 2 || dilation.size() != 2 || pad.size() != 4)
-    fail(op, "kernel/stride/dilation need 2 values and pad 4");
-  return {kernel[1],
-          kernel[0],
-          stride[1],
-          stride[0],
-          dilation[1],
-          dilation[0],
-          pad[0],
-          pad[1],
-          pad[2],
-          pad[3],
-          string_attr(op.attrs, "pad_mode", "FLOOR")};
-}
-
 Shape spatial_out(const Op& op, const Shape& in, const Window& w, std::int64_t channels) {
   if (in.size() != 4) fail(op, "expects an NHWC input, got " + shape_text(in));
-  return {in[0], window_out(op, in[1], w.kh, w.sh, w.dh, w.pt, w.pb, w.pad_mode),
-          window_out(op, in[2], w.kw, w.sw, w.dw, w.pl, w.pr, w.pad_mode), channels};
+  return {in[0],
+          window_out(op, in[1], w.kernel_h, w.stride_h, w.dilation_h, w.pad_top, w.pad_bottom,
+                     w.pad_mode),
+          window_out(op, in[2], w.kernel_w, w.stride_w, w.dilation_w, w.pad_left, w.pad_right,
+                     w.pad_mode),
+          channels};
 }
 
 Shape broadcast(const Op& op, const Shape& a, const Shape& b) {
@@ -182,9 +162,10 @@ std::vector<std::int64_t> infer_output_shape(const Graph& g, const Op& op) {
     const Shape& w = producer_shape(g, op, "weights", 0);
     if (w.size() != 4) fail(op, "weights must be [OC,KH,KW,IC], got " + shape_text(w));
     const Window win = window_of(op);
-    if (w[1] != win.kh || w[2] != win.kw)
-      fail(op, "weights " + shape_text(w) + " do not match kernel " + std::to_string(win.kh) + "x" +
-                   std::to_string(win.kw));
+    if (win.global) fail(op, "a conv has no global window");
+    if (w[1] != win.kernel_h || w[2] != win.kernel_w)
+      fail(op, "weights " + shape_text(w) + " do not match kernel " + std::to_string(win.kernel_h) +
+                   "x" + std::to_string(win.kernel_w));
     if (in.size() != 4) fail(op, "expects an NHWC input, got " + shape_text(in));
     std::int64_t oc = w[0];
     if (t == "conv2d") {
@@ -209,8 +190,9 @@ std::vector<std::int64_t> infer_output_shape(const Graph& g, const Op& op) {
   if (t == "maxpool2d" || t == "avgpool2d") {
     const Shape& in = producer_shape(g, op, "input", 0);
     if (in.size() != 4) fail(op, "expects an NHWC input, got " + shape_text(in));
-    if (bool_attr(op.attrs, "global", false)) return {in[0], 1, 1, in[3]};
-    return spatial_out(op, in, window_of(op), in[3]);
+    const Window win = window_of(op);
+    if (win.global) return {in[0], 1, 1, in[3]};
+    return spatial_out(op, in, win, in[3]);
   }
   if (t == "add" || t == "mul") {
     const auto& ps = op.producers("input");

@@ -7,6 +7,7 @@
 
 #include "dpushard/attr.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/window.hpp"
 
 namespace dpushard::perf {
 namespace {
@@ -134,26 +135,15 @@ void count_bytes(const Graph& g, const Op& op, OpShape& s) {
   s.output_bytes = op.output.element_count();
 }
 
-std::pair<std::int64_t, std::int64_t> pair_attr(const Op& op, std::string_view key,
-                                                std::pair<std::int64_t, std::int64_t> fallback) {
-  const auto v = ints_attr_or(op.attrs, key, {});
-  if (v.empty()) return fallback;
-  if (v.size() != 2) fail(op, "attribute '" + std::string(key) + "' needs 2 values");
-  return {v[1], v[0]};  // XIR order {w, h} -> {h, w}
-}
-
 OpShape conv_shape(const Graph& g, const Op& op, bool depthwise_type) {
   OpShape s;
   const Shape& in = input_shape(g, op, 4);
   const Shape& out = output_shape(op, 4);
-  std::pair<std::int64_t, std::int64_t> kernel{1, 1};
-  if (!op.producers("weights").empty()) {
-    const Shape& w = producer(g, op, "weights", 0).output.shape;
-    if (w.size() != 4) fail(op, "weights must be rank 4 [OC,KH,KW,IC]");
-    kernel = {w[1], w[2]};
-  }
-  std::tie(s.kh, s.kw) = pair_attr(op, "kernel", kernel);
-  std::tie(s.sh, s.sw) = pair_attr(op, "stride", {1, 1});
+  const Window win = window_of(op);
+  s.kh = win.kernel_h;
+  s.kw = win.kernel_w;
+  s.sh = win.stride_h;
+  s.sw = win.stride_w;
   s.group = std::max<std::int64_t>(1, int_attr(op.attrs, "group", 1));
   s.rows = out[0] * out[1];
   s.width = out[2];
@@ -218,14 +208,11 @@ OpShape pool_shape(const Graph& g, const Op& op) {
   s.kind = OpKind::Pool;
   const Shape& in = input_shape(g, op, 4);
   const Shape& out = output_shape(op, 4);
-  if (bool_attr(op.attrs, "global", false)) {
-    s.kh = in[1];
-    s.kw = in[2];
-  } else {
-    std::tie(s.kh, s.kw) = pair_attr(op, "kernel", {0, 0});
-    if (s.kh <= 0 || s.kw <= 0) fail(op, "pool without a kernel");
-  }
-  std::tie(s.sh, s.sw) = pair_attr(op, "stride", {1, 1});
+  const Window win = window_of(op).over(in[1], in[2]);
+  s.kh = win.kernel_h;
+  s.kw = win.kernel_w;
+  s.sh = win.stride_h;
+  s.sw = win.stride_w;
   if (out[1] == 1 && out[2] == 1) s.sh = s.sw = 1;  // one window: the stride is moot
   s.rows = out[0] * out[1];
   s.width = out[2];

@@ -8,6 +8,7 @@
 #include "dpushard/error.hpp"
 #include "dpushard/quantize.hpp"
 #include "dpushard/shape.hpp"
+#include "dpushard/window.hpp"
 #include "float_kernels.hpp"
 
 namespace dpushard {
@@ -15,41 +16,28 @@ namespace dpushard {
 namespace {
 
 using quant::Shape;
-using quant::Window;
 
 [[noreturn]] void fail_float_op(const Op& op, const std::string& what) {
   throw Error("float interpreter: op '" + op.name + "' (" + op.type + "): " + what);
 }
 
-Window window_of(const Op& op, const Shape& in) {
-  Window w;
-  const auto kernel = ints_attr_or(op.attrs, "kernel", {1, 1});
-  const auto stride = ints_attr_or(op.attrs, "stride", {1, 1});
-  const auto dilation = ints_attr_or(op.attrs, "dilation", {1, 1});
-  const auto pad = ints_attr_or(op.attrs, "pad", {0, 0, 0, 0});
-  if (kernel.size() != 2 || stride.size() != 2 || dilation.size() != 2 || pad.size() != 4)
-    fail_float_op(op, "kernel/stride/dilation need 2 values and pad 4");
-  w.kw = kernel[0];
-  w.kh = kernel[1];
-  w.sw = stride[0];
-  w.sh = stride[1];
-  w.dw = dilation[0];
-  w.dh = dilation[1];
-  w.pl = pad[0];
-  w.pr = pad[1];
-  w.pt = pad[2];
-  w.pb = pad[3];
-  const std::string mode = string_attr(op.attrs, "pad_mode", "FLOOR");
-  if (mode == "VALID")
-    w.pl = w.pr = w.pt = w.pb = 0;
-  else if (mode != "FLOOR" && mode != "CEIL")
-    fail_float_op(op, "pad_mode " + mode + " is not supported");
-  if (bool_attr(op.attrs, "global", false)) {
-    w.kh = in[1];
-    w.kw = in[2];
-    w.sh = in[1];
-    w.sw = in[2];
-    w.pl = w.pr = w.pt = w.pb = 0;
+// The op's window (dpushard::window_of) in the float kernels' form, a global pool's resolved.
+quant::Window float_window(const Op& op, const Shape& in) {
+  if (in.size() != 4) fail_float_op(op, "expects an NHWC input");
+  const Window d = window_of(op).over(in[1], in[2]);
+  if (d.pad_mode == "SAME") fail_float_op(op, "pad_mode SAME is not supported");
+  quant::Window w;
+  w.kh = d.kernel_h;
+  w.kw = d.kernel_w;
+  w.sh = d.stride_h;
+  w.sw = d.stride_w;
+  w.dh = d.dilation_h;
+  w.dw = d.dilation_w;
+  if (d.pad_mode != "VALID") {
+    w.pl = d.pad_left;
+    w.pr = d.pad_right;
+    w.pt = d.pad_top;
+    w.pb = d.pad_bottom;
   }
   return w;
 }
@@ -85,7 +73,7 @@ struct FloatInterpreter::Impl {
     std::size_t slot = 0;
     std::vector<std::size_t> inputs;  // slots of "input" producers, then other args
     std::vector<float> weights;       // prepared conv/depthwise weights
-    Window window;
+    quant::Window window;
     std::int64_t group = 1;
     std::optional<std::size_t> bias;  // slot
   };
@@ -148,7 +136,7 @@ struct FloatInterpreter::Impl {
       const Op& w = graph.op(wp[0]);
       const Shape& ws = w.output.shape;
       const Shape& in = graph.op(op.producers("input")[0]).output.shape;
-      s.window = window_of(op, in);
+      s.window = float_window(op, in);
       const std::vector<float> values = weight_values(w);
       if (t == "conv2d") {
         s.group = int_attr(op.attrs, "group", 1);
@@ -164,7 +152,7 @@ struct FloatInterpreter::Impl {
         fail_float_op(op, "transpose_a is not supported");
       if (!op.producers("bias").empty()) s.bias = slot_of(op, op.producers("bias")[0]);
     } else if (t == "maxpool2d" || t == "avgpool2d") {
-      s.window = window_of(op, graph.op(op.producers("input")[0]).output.shape);
+      s.window = float_window(op, graph.op(op.producers("input")[0]).output.shape);
     } else if (t == "layernorm") {
       s.inputs.push_back(slot_of(op, op.producers("gamma").at(0)));
       s.inputs.push_back(slot_of(op, op.producers("beta").at(0)));

@@ -12,6 +12,7 @@
 #include "dpushard/error.hpp"
 #include "dpushard/quantize.hpp"
 #include "dpushard/shape.hpp"
+#include "dpushard/window.hpp"
 
 namespace dpushard {
 namespace {
@@ -205,14 +206,11 @@ class Quantizer {
     std::optional<Value> bv;
     if (bias_op) bv = constant(*bias_op, fp_b);
     Conv2dSpec spec;
-    const auto kernel = ints_attr(op.attrs, "kernel", op.name);
-    const auto stride = ints_attr_or(op.attrs, "stride", {1, 1});
-    const auto dilation = ints_attr_or(op.attrs, "dilation", {1, 1});
-    const auto pad = ints_attr_or(op.attrs, "pad", {0, 0, 0, 0});
-    spec.kernel = {kernel[1], kernel[0]};
-    spec.stride = {stride[1], stride[0]};
-    spec.dilation = {dilation[1], dilation[0]};
-    spec.pad = {pad[0], pad[1], pad[2], pad[3]};
+    const Window win = window_of(op);
+    spec.kernel = {win.kernel_h, win.kernel_w};
+    spec.stride = {win.stride_h, win.stride_w};
+    spec.dilation = {win.dilation_h, win.dilation_w};
+    spec.pad = {win.pad_left, win.pad_right, win.pad_top, win.pad_bottom};
     spec.group = int_attr(op.attrs, "group", 1);
     spec.nonlinear = nl;
     const Value y = op.type == "conv2d" ? b_.conv2d(op.name, x, wv, bv, spec, fp_out)
@@ -290,15 +288,14 @@ class Quantizer {
 
   Pool2dSpec pool_spec(const Op& op) {
     Pool2dSpec spec;
-    const auto kernel = ints_attr_or(op.attrs, "kernel", {1, 1});
-    const auto stride = ints_attr_or(op.attrs, "stride", {1, 1});
-    const auto pad = ints_attr_or(op.attrs, "pad", {0, 0, 0, 0});
-    spec.kernel = {kernel[1], kernel[0]};
-    spec.stride = {stride[1], stride[0]};
-    spec.pad = {pad[0], pad[1], pad[2], pad[3]};
-    spec.global = bool_attr(op.attrs, "global", false);
-    if (string_attr(op.attrs, "pad_mode", "FLOOR") != "FLOOR")
-      fail(op, "only FLOOR pad_mode is supported");
+    const Window win = window_of(op);
+    spec.global = win.global;  // the builder gives a global pool its input's extent
+    if (!win.global) {
+      spec.kernel = {win.kernel_h, win.kernel_w};
+      spec.stride = {win.stride_h, win.stride_w};
+      spec.pad = {win.pad_left, win.pad_right, win.pad_top, win.pad_bottom};
+    }
+    if (win.pad_mode != "FLOOR") fail(op, "only FLOOR pad_mode is supported");
     return spec;
   }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "dpushard/window.hpp"
 #include "op_classes.hpp"
 
 namespace dpushard {
@@ -27,21 +28,17 @@ std::int64_t input_channels(const Graph& graph, const Op& op) {
 }
 
 // {kh, kw} of a conv or pool; a global pool's kernel is its input's spatial size.
-std::pair<std::int64_t, std::int64_t> kernel_of(const Graph& graph, const Op& op) {
-  if (bool_attr(op.attrs, "global", false)) {
-    const auto& in = op.producers("input");
-    const Op* p = in.empty() ? nullptr : graph.find(in.front());
-    if (p != nullptr && p->output.shape.size() == 4)
-      return {p->output.shape[1], p->output.shape[2]};
-  }
-  const auto k = ints_attr_or(op.attrs, "kernel", {1, 1});  // XIR: {w, h}
-  return {k.size() > 1 ? k[1] : k[0], k[0]};
-}
-
-std::pair<std::int64_t, std::int64_t> stride_of(const Op& op) {
-  if (bool_attr(op.attrs, "global", false)) return {1, 1};
-  const auto s = ints_attr_or(op.attrs, "stride", {1, 1});
-  return {s.size() > 1 ? s[1] : s[0], s[0]};
+// The op's window, a global pool's resolved to its input's extent (and stride 1: one
+// window, so the DPU's stride limit does not apply).
+Window window_for_rules(const Graph& graph, const Op& op) {
+  Window w = window_of(op);
+  if (!w.global) return w;
+  const auto& in = op.producers("input");
+  const Op* p = in.empty() ? nullptr : graph.find(in.front());
+  if (p != nullptr && p->output.shape.size() == 4)
+    w = w.over(p->output.shape[1], p->output.shape[2]);
+  w.stride_h = w.stride_w = 1;
+  return w;
 }
 
 // A value that depends on no `data` op (weights and what only combines them).
@@ -123,14 +120,16 @@ Placement Oracle::place(const Graph& graph, const Op& op) const {
     return {Device::Cpu, op.type, reason};
   }
   if (rule.kernel || rule.square) {
-    const auto [kh, kw] = kernel_of(graph, op);
+    const Window w = window_for_rules(graph, op);
+    const auto kh = w.kernel_h, kw = w.kernel_w;
     const std::string k = std::to_string(kh) + "x" + std::to_string(kw);
     if (rule.kernel && (!in_range(kh, *rule.kernel) || !in_range(kw, *rule.kernel)))
       return moved(rule, op, "kernel", "kernel " + k + " is beyond " + range_text(*rule.kernel));
     if (rule.square && kh != kw) return moved(rule, op, "square", "kernel " + k + " is not square");
   }
   if (rule.stride) {
-    const auto [sh, sw] = stride_of(op);
+    const Window w = window_for_rules(graph, op);
+    const auto sh = w.stride_h, sw = w.stride_w;
     if (!in_range(sh, *rule.stride) || !in_range(sw, *rule.stride))
       return moved(rule, op, "stride",
                    "stride " + std::to_string(sh) + "x" + std::to_string(sw) + " is beyond " +
@@ -143,8 +142,8 @@ Placement Oracle::place(const Graph& graph, const Op& op) const {
                  std::to_string(op.output.shape.back()) + " output channels is beyond " +
                      range_text(*rule.out_channels));
   if (rule.kernel_channel_budget) {
-    const auto [kh, kw] = kernel_of(graph, op);
-    const std::int64_t load = kh * kw * ((ic + 15) / 16);
+    const Window w = window_for_rules(graph, op);
+    const std::int64_t load = w.kernel_h * w.kernel_w * ((ic + 15) / 16);
     if (load > *rule.kernel_channel_budget)
       return moved(rule, op, "kernel_channel_budget",
                    "kw*kh*ceil(ic/16) = " + std::to_string(load) + " is above " +

@@ -11,6 +11,7 @@
 #include "dnnl_context.hpp"
 #include "dnnl_kernels.hpp"
 #include "dpushard/attr.hpp"
+#include "dpushard/window.hpp"
 #include "exact_sums.hpp"
 #include "fused_epilogue.hpp"
 
@@ -21,12 +22,6 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 using Type = memory::data_type;
-
-// XIR {width, height} pairs, already validated by the ref factory.
-std::pair<std::int64_t, std::int64_t> width_height(const Op& op, std::string_view key) {
-  const auto values = ints_attr_or(op.attrs, key, {1, 1});
-  return {values[0], values[1]};
-}
 
 }  // namespace
 
@@ -48,18 +43,18 @@ std::unique_ptr<ref::Kernel> make_dnnl_conv(const ref::Chain& chain,
   const std::int64_t groups = depthwise ? in_c : int_attr(op.attrs, "group", 1);
   const std::int64_t ic_g = in_c / groups, oc_g = out_c / groups;
   if (!exact_int8_sums(kh * kw * ic_g)) return nullptr;
-  const auto [stride_w, stride_h] = width_height(op, "stride");
-  const auto [dilation_w, dilation_h] = width_height(op, "dilation");
-  const auto pad = ints_attr_or(op.attrs, "pad", {0, 0, 0, 0});
+  const Window win = window_of(op);
+  const std::int64_t stride_h = win.stride_h, stride_w = win.stride_w;
+  const std::int64_t dilation_h = win.dilation_h, dilation_w = win.dilation_w;
   // oneDNN's right/bottom padding is whatever makes its output size formula give ours.
   const auto far_pad = [](std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t s,
                           std::int64_t d, std::int64_t near) {
     return (out - 1) * s + (k - 1) * d + 1 - in - near;
   };
   const std::int64_t pad_bottom =
-      far_pad(xt.shape[1], yt.shape[1], kh, stride_h, dilation_h, pad[2]);
+      far_pad(xt.shape[1], yt.shape[1], kh, stride_h, dilation_h, win.pad_top);
   const std::int64_t pad_right =
-      far_pad(xt.shape[2], yt.shape[2], kw, stride_w, dilation_w, pad[0]);
+      far_pad(xt.shape[2], yt.shape[2], kw, stride_w, dilation_w, win.pad_left);
 
   const memory::desc src_md({batch, in_c, xt.shape[1], xt.shape[2]}, Type::s8, Tag::nhwc);
   const memory::desc dst_md({batch, out_c, yt.shape[1], yt.shape[2]}, Type::s32, Tag::nhwc);
@@ -77,14 +72,15 @@ std::unique_ptr<ref::Kernel> make_dnnl_conv(const ref::Chain& chain,
       -> std::optional<dnnl::convolution_forward::primitive_desc> {
     try {
       const auto desc =
-          bias_md ? dnnl::convolution_forward::desc(
-                        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                        src_md, w_any, *bias_md, dst, {stride_h, stride_w},
-                        {dilation_h - 1, dilation_w - 1}, {pad[2], pad[0]}, {pad_bottom, pad_right})
-                  : dnnl::convolution_forward::desc(
-                        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                        src_md, w_any, dst, {stride_h, stride_w}, {dilation_h - 1, dilation_w - 1},
-                        {pad[2], pad[0]}, {pad_bottom, pad_right});
+          bias_md
+              ? dnnl::convolution_forward::desc(
+                    dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
+                    w_any, *bias_md, dst, {stride_h, stride_w}, {dilation_h - 1, dilation_w - 1},
+                    {win.pad_top, win.pad_left}, {pad_bottom, pad_right})
+              : dnnl::convolution_forward::desc(
+                    dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
+                    w_any, dst, {stride_h, stride_w}, {dilation_h - 1, dilation_w - 1},
+                    {win.pad_top, win.pad_left}, {pad_bottom, pad_right});
       return dnnl::convolution_forward::primitive_desc(desc, attr, cpu_engine());
     } catch (const dnnl::error&) {
       return std::nullopt;  // a geometry oneDNN does not implement

@@ -17,6 +17,7 @@
 #include "../ref/kernels.hpp"
 #include "dnnl_kernels.hpp"
 #include "dpushard/attr.hpp"
+#include "dpushard/window.hpp"
 #include "requantizer.hpp"
 
 namespace dpushard::cpu {
@@ -260,21 +261,13 @@ std::unique_ptr<ref::Kernel> make_fast_maxpool(const ref::Chain& chain,
   g.channels = xt.shape[3];
   g.out_h = yt.shape[1];
   g.out_w = yt.shape[2];
-  if (bool_attr(pool.attrs, "global", false)) {
-    g.kernel_h = g.stride_h = g.in_h;
-    g.kernel_w = g.stride_w = g.in_w;
-  } else {
-    // XIR order: kernel and stride {width, height}; pad {left, right, top, bottom}.
-    const auto kernel = ints_attr(pool.attrs, "kernel", "cpu: op '" + pool.name + "'");
-    const auto stride = ints_attr_or(pool.attrs, "stride", kernel);
-    const auto pad = ints_attr_or(pool.attrs, "pad", {0, 0, 0, 0});
-    g.kernel_w = kernel[0];
-    g.kernel_h = kernel[1];
-    g.stride_w = stride[0];
-    g.stride_h = stride[1];
-    g.pad_left = pad[0];
-    g.pad_top = pad[2];
-  }
+  const Window w = window_of(pool).over(g.in_h, g.in_w);
+  g.kernel_h = w.kernel_h;
+  g.kernel_w = w.kernel_w;
+  g.stride_h = w.stride_h;
+  g.stride_w = w.stride_w;
+  g.pad_left = w.pad_left;
+  g.pad_top = w.pad_top;
   return std::make_unique<MaxPoolKernel>(
       g, x, Requantizer(chain, xt.fix_point, 0, 0, nullptr, g.channels), chain.out);
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dpushard/attr.hpp"
+#include "dpushard/window.hpp"
 #include "epilogue.hpp"
 #include "kernels.hpp"
 
@@ -24,14 +25,6 @@ struct ConvGeometry {
 };
 
 // XIR order: kernel/stride/dilation are {width, height}; pad is {left, right, top, bottom}.
-std::pair<std::int64_t, std::int64_t> width_height(const Op& op, std::string_view key,
-                                                   std::int64_t fallback) {
-  const auto values = ints_attr_or(op.attrs, key, {fallback, fallback});
-  if (values.size() != 2 || values[0] < 1 || values[1] < 1)
-    fail(op, "attribute '" + std::string(key) + "' must be two positive integers");
-  return {values[0], values[1]};
-}
-
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(ConvGeometry geometry, bool depthwise, SlotId x, SlotId w, std::optional<SlotId> b,
@@ -124,16 +117,15 @@ std::unique_ptr<Kernel> make_conv(const Chain& chain, const Lowering& lowering) 
   g.out_c = yt.shape[3];
   g.kernel_h = wt.shape[1];
   g.kernel_w = wt.shape[2];
-  if (const auto kernel = ints_attr_or(op.attrs, "kernel", {});
-      !kernel.empty() && (kernel.size() != 2 || kernel[0] != g.kernel_w || kernel[1] != g.kernel_h))
+  const Window win = window_of(op);
+  if (win.kernel_w != g.kernel_w || win.kernel_h != g.kernel_h)
     fail(op, "attribute 'kernel' does not match the weights " + shape_text(wt.shape));
-  std::tie(g.stride_w, g.stride_h) = width_height(op, "stride", 1);
-  std::tie(g.dilation_w, g.dilation_h) = width_height(op, "dilation", 1);
-  const auto pad = ints_attr_or(op.attrs, "pad", {0, 0, 0, 0});
-  if (pad.size() != 4 || std::any_of(pad.begin(), pad.end(), [](auto p) { return p < 0; }))
-    fail(op, "attribute 'pad' must be four non-negative integers {left, right, top, bottom}");
-  g.pad_left = pad[0];
-  g.pad_top = pad[2];
+  g.stride_w = win.stride_w;
+  g.stride_h = win.stride_h;
+  g.dilation_w = win.dilation_w;
+  g.dilation_h = win.dilation_h;
+  g.pad_left = win.pad_left;
+  g.pad_top = win.pad_top;
 
   if (yt.shape[0] != g.batch) fail(op, "output batch differs from the input's");
   if (depthwise) {
@@ -150,8 +142,8 @@ std::unique_ptr<Kernel> make_conv(const Chain& chain, const Lowering& lowering) 
                    " and output " + shape_text(yt.shape));
   }
   // The last window must start inside the padded input (CEIL mode may let it run past).
-  if ((g.out_h - 1) * g.stride_h - g.pad_top > g.in_h - 1 + pad[3] ||
-      (g.out_w - 1) * g.stride_w - g.pad_left > g.in_w - 1 + pad[1] || g.out_h < 1 || g.out_w < 1)
+  if ((g.out_h - 1) * g.stride_h - g.pad_top > g.in_h - 1 + win.pad_bottom ||
+      (g.out_w - 1) * g.stride_w - g.pad_left > g.in_w - 1 + win.pad_right || g.out_h < 1 || g.out_w < 1)
     fail(op, "output " + shape_text(yt.shape) + " does not fit input " + shape_text(xt.shape));
 
   const int product_fp = xt.fix_point + wt.fix_point;

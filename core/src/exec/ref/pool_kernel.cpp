@@ -13,6 +13,7 @@
 #include <string>
 
 #include "dpushard/attr.hpp"
+#include "dpushard/window.hpp"
 #include "epilogue.hpp"
 #include "kernels.hpp"
 
@@ -40,31 +41,21 @@ PoolGeometry pool_geometry(const Op& pool, const QTensor& x, const QTensor& y) {
   g.out_w = y.shape[2];
   if (y.shape[0] != g.batch || y.shape[3] != g.channels)
     fail(pool, "output " + shape_text(y.shape) + " does not fit input " + shape_text(x.shape));
-  if (bool_attr(pool.attrs, "global", false)) {
-    g.kernel_h = g.in_h;
-    g.kernel_w = g.in_w;
-    g.stride_h = g.in_h;
-    g.stride_w = g.in_w;
+  const Window w = window_of(pool).over(g.in_h, g.in_w);
+  g.kernel_h = w.kernel_h;
+  g.kernel_w = w.kernel_w;
+  g.stride_h = w.stride_h;
+  g.stride_w = w.stride_w;
+  if (w.global) {
     if (g.out_h != 1 || g.out_w != 1) fail(pool, "a global pool must output 1x1");
     return g;
   }
-  // XIR order: kernel and stride {width, height}; pad {left, right, top, bottom}.
-  const auto kernel = ints_attr(pool.attrs, "kernel", "ref: op '" + pool.name + "'");
-  const auto stride = ints_attr_or(pool.attrs, "stride", kernel);
-  const auto pad = ints_attr_or(pool.attrs, "pad", {0, 0, 0, 0});
-  if (kernel.size() != 2 || stride.size() != 2 || pad.size() != 4 || kernel[0] < 1 ||
-      kernel[1] < 1 || stride[0] < 1 || stride[1] < 1 ||
-      std::any_of(pad.begin(), pad.end(), [](auto p) { return p < 0; }))
-    fail(pool, "needs kernel and stride {w, h} >= 1 and pad {l, r, t, b} >= 0");
-  g.kernel_w = kernel[0];
-  g.kernel_h = kernel[1];
-  g.stride_w = stride[0];
-  g.stride_h = stride[1];
-  g.pad_left = pad[0];
-  g.pad_top = pad[2];
-  g.padded = std::any_of(pad.begin(), pad.end(), [](auto p) { return p > 0; });
-  if ((g.out_h - 1) * g.stride_h - g.pad_top > g.in_h - 1 + pad[3] ||
-      (g.out_w - 1) * g.stride_w - g.pad_left > g.in_w - 1 + pad[1] || g.out_h < 1 || g.out_w < 1)
+  g.pad_left = w.pad_left;
+  g.pad_top = w.pad_top;
+  g.padded = w.pad_left > 0 || w.pad_right > 0 || w.pad_top > 0 || w.pad_bottom > 0;
+  if ((g.out_h - 1) * g.stride_h - g.pad_top > g.in_h - 1 + w.pad_bottom ||
+      (g.out_w - 1) * g.stride_w - g.pad_left > g.in_w - 1 + w.pad_right || g.out_h < 1 ||
+      g.out_w < 1)
     fail(pool, "output " + shape_text(y.shape) + " does not fit input " + shape_text(x.shape));
   return g;
 }
