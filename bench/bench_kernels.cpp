@@ -18,8 +18,8 @@
 
 #include "dpushard/backend.hpp"
 #include "dpushard/builder.hpp"
+#include "dpushard/builtin_backends.hpp"
 #include "dpushard/cost.hpp"
-#include "dpushard/cpu_backend.hpp"
 #include "dpushard/xmodel.hpp"
 #include "dpushard/zoo.hpp"
 
@@ -75,7 +75,7 @@ void BM_PeakInt8Gemm(benchmark::State& state) {
 // Runs `graph` on the cpu backend: GOPS and fraction of the GEMM peak.
 void run_graph(benchmark::State& state, const Graph& graph) {
   const int threads = static_cast<int>(state.range(0));
-  register_cpu_backend();
+  register_builtin_backends();
   BackendOptions options;
   options.threads = threads;
   auto backend = make_backend("cpu", options);

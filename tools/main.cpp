@@ -8,23 +8,11 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "dpushard/sim_backend.hpp"
+#include "dpushard/builtin_backends.hpp"
 #include "usage_error.hpp"
-#ifdef DPUSHARD_HAVE_CPU_BACKEND
-#include "dpushard/cpu_backend.hpp"
-#endif
-#ifdef DPUSHARD_HAVE_VART_BACKEND
-#include "dpushard/vart_backend.hpp"
-#endif
 
 int main(int argc, char** argv) {
-  dpushard::register_sim_backend();  // sim lives outside dpushard_exec (docs/perf.md)
-#ifdef DPUSHARD_HAVE_CPU_BACKEND
-  dpushard::register_cpu_backend();  // cpu needs oneDNN, so it lives outside dpushard_exec
-#endif
-#ifdef DPUSHARD_HAVE_VART_BACKEND
-  dpushard::register_vart_backend();  // vart needs Vitis AI's runtime (docs/vart.md)
-#endif
+  dpushard::register_builtin_backends();
   CLI::App app{"dpushard: split int8 networks across KV260 DPU boards and measure scaling"};
   app.require_subcommand(1);
   // One subcommand a line, in the order of `dpushard --help`.

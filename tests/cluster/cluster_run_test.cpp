@@ -10,10 +10,8 @@
 #include <map>
 #include <tuple>
 
+#include "dpushard/builtin_backends.hpp"
 #include "dpushard/cluster.hpp"
-#ifdef DPUSHARD_HAVE_CPU_BACKEND
-#include "dpushard/cpu_backend.hpp"
-#endif
 #include "dpushard/split.hpp"
 #include "dpushard/zoo.hpp"
 #include "net/connection.hpp"
@@ -52,9 +50,7 @@ std::vector<std::string> reference_hashes(const Graph& model, std::uint64_t seed
 class ClusterRunTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-#ifdef DPUSHARD_HAVE_CPU_BACKEND
-    register_cpu_backend();  // the cpu-worker test needs it by name
-#endif
+    register_builtin_backends();  // the cpu-worker test asks for "cpu" by name
     root_ = new std::filesystem::path(fresh_dir("cluster"));
     workers_ = new std::vector<std::unique_ptr<WorkerThread>>();
     for (int i = 0; i < 3; ++i)

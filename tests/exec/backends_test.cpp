@@ -19,11 +19,10 @@
 
 #include "dpushard/backend.hpp"
 #include "dpushard/builder.hpp"
-#include "dpushard/cpu_backend.hpp"
+#include "dpushard/builtin_backends.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/onnx_import.hpp"
 #include "dpushard/quantize.hpp"
-#include "dpushard/sim_backend.hpp"
 #include "dpushard/xmodel.hpp"
 #include "dpushard/zoo.hpp"
 #include "ref_test_util.hpp"
@@ -289,25 +288,29 @@ std::vector<std::string> case_names() {
   return names;
 }
 
-std::unique_ptr<Backend> backend_named(const std::string& name) {
-  register_sim_backend();
-  register_cpu_backend();
+void register_backends() {
+  register_builtin_backends();
 #ifdef DPUSHARD_TEST_VART_DOUBLE
   register_vart_backend();
 #endif
+}
+
+std::unique_ptr<Backend> backend_named(const std::string& name) {
+  register_backends();
   BackendOptions options;
   options.threads = 2;
   options.sim_numerics = true;
   return make_backend(name, options);
 }
 
-// The backends compared with ref: vart only where tests/vart builds it on the VART double.
-std::vector<std::string> backend_names() {
-#ifdef DPUSHARD_TEST_VART_DOUBLE
-  return {"cpu", "sim", "vart"};
-#else
-  return {"cpu", "sim"};
-#endif
+// Every registered backend but ref itself, as llama.cpp's test-backend-ops does: a backend
+// added to register_builtin_backends() is compared without touching this file. vart joins
+// where tests/vart links it on the VART double.
+std::vector<std::string> compared_backends() {
+  register_backends();
+  std::vector<std::string> names = backend_names();
+  names.erase(std::remove(names.begin(), names.end(), "ref"), names.end());
+  return names;
 }
 
 using Param = std::tuple<std::string, std::string>;  // backend, case
@@ -373,7 +376,7 @@ TEST_P(BackendMatchesRef, ByteIdenticalOutputs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, BackendMatchesRef,
-                         ::testing::Combine(::testing::ValuesIn(backend_names()),
+                         ::testing::Combine(::testing::ValuesIn(compared_backends()),
                                             ::testing::ValuesIn(case_names())),
                          [](const ::testing::TestParamInfo<Param>& param_info) {
                            return std::get<0>(param_info.param) + "_" +

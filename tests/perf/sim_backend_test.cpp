@@ -12,6 +12,7 @@
 
 #include "dpushard/backend.hpp"
 #include "dpushard/builder.hpp"
+#include "dpushard/builtin_backends.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/sim_backend.hpp"
 #include "xmodel/fixtures.hpp"
@@ -41,7 +42,7 @@ Graph small_model() {
 class SimBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    register_sim_backend();
+    register_builtin_backends();  // sim, and cpu for sim_numerics where built
     use_target({});
   }
 

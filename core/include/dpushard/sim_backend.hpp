@@ -1,8 +1,9 @@
 #pragma once
 // The `sim` backend: a frame completes after the timing model's time for the loaded graph
 // on the target (dpushard/perf.hpp), as a dpushard worker (network io) would spend it. It lives in
-// its own library, dpushard_exec_sim, because it needs both exec and perf; programs that want it
-// call register_sim_backend() once at startup, after which make_backend("sim", options) finds it.
+// its own library, dpushard_exec_sim, because it needs both exec and perf; programs call
+// register_builtin_backends() (dpushard/builtin_backends.hpp) once at startup, after which
+// make_backend("sim", options) finds it.
 //
 // Timing: a frame's DPU time is reserved on the first free of the target's `dpu.cores`
 // modeled DPU cores, then its CPU ops and host work (Prediction::cpu_ms + host_ms) on the

@@ -2,8 +2,8 @@
 // The `vart` backend: runs compiled fragments on a real DPU through Vitis AI's runtime
 // (VART and XIR; docs/vart.md). It lives in its own library, dpushard_exec_vart, built only
 // with -DDPUSHARD_WITH_VART=ON where that runtime is installed (the KV260 board image, the
-// Vitis AI docker). Programs call register_vart_backend() once at startup, after which
-// make_backend("vart", options) finds it; without it make_backend("vart") says how to build
+// Vitis AI docker). Programs call register_builtin_backends() once at startup, after
+// which make_backend("vart", options) finds it; without it make_backend("vart") says how to build
 // it. BackendOptions::threads sets how many DPU runners (one per concurrent caller) it opens.
 //
 // load() takes a fragment compiled by vai_c_xir whose only DPU subgraph computes the whole

@@ -11,9 +11,6 @@
 #include <vector>
 
 #include "dpushard/error.hpp"
-#ifdef DPUSHARD_HAVE_CPU_BACKEND
-#include "dpushard/cpu_backend.hpp"
-#endif
 
 namespace dpushard {
 namespace {
@@ -103,13 +100,10 @@ class SimBackend final : public Backend {
     if (options_.sim_numerics) {
       BackendOptions inner = options_;
       inner.sim_numerics = false;
-#ifdef DPUSHARD_HAVE_CPU_BACKEND
-      numerics_ = make_cpu_backend(inner);  // linked in: no registration needed
-#else
+      // The fastest registered backend that computes DPU numerics (register_builtin_backends).
       const auto names = backend_names();
       const bool has_cpu = std::find(names.begin(), names.end(), "cpu") != names.end();
       numerics_ = make_backend(has_cpu ? "cpu" : "ref", inner);
-#endif
       numerics_->load(graph);
     }
     loaded_ = true;
