@@ -10,9 +10,9 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "dpushard/atomic_file.hpp"
 #include "dpushard/error.hpp"
 #include "report/analysis.hpp"
-#include "report/atomic_write.hpp"
 #include "report/figures.hpp"
 #include "report/markdown.hpp"
 #include "report/results.hpp"
@@ -99,7 +99,7 @@ int run_report(const ReportOptions& o) {
     text.insert(files == std::string::npos ? text.size() : files + 1, slurm_section);
   }
   const auto report_path = dir / "report.md";
-  report::write_file_atomically(report_path, text);
+  write_file_atomically(report_path, text);
 
   nlohmann::json summary = {
       {"report", report_path.string()},     {"timing", analysis.modeled ? "modeled" : "measured"},

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "dpushard/atomic_file.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/net.hpp"
@@ -41,16 +42,11 @@ struct WorkerArgs {
 
 // Writes the bound port for scripts and tests that listen on port 0 (temp file + rename).
 void write_port_file(const std::filesystem::path& path, std::uint16_t port) {
-  const std::filesystem::path temp =
-      path.string() + ".tmp" + std::to_string(std::random_device{}());
-  {
-    std::ofstream out(temp);
-    out << port << "\n";
-    if (!out) throw Error("--port-file " + path.string() + ": cannot write it");
+  try {
+    write_file_atomically(path, std::to_string(port) + "\n");
+  } catch (const Error& e) {
+    throw Error(std::string("--port-file ") + e.what());
   }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) throw Error("--port-file " + path.string() + ": " + ec.message());
 }
 
 int run_worker(const WorkerArgs& args) {

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli_common.hpp"
+#include "dpushard/atomic_file.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/cluster.hpp"
 #include "dpushard/compiled_check.hpp"
@@ -98,21 +99,11 @@ nlohmann::json result_json(const std::string& plan_dir, const Plan& plan,
 
 // Temporary file in the same folder, then rename: readers never see half a file.
 void write_atomically(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path temp =
-      path.string() + ".tmp" + std::to_string(std::random_device{}());
-  {
-    std::ofstream out(temp, std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temp, ignored);
-      throw Error("--out " + path.string() + ": cannot write it");
-    }
+  try {
+    write_file_atomically(path, text);
+  } catch (const Error& e) {
+    throw Error(std::string("--out ") + e.what());
   }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) throw Error("--out " + path.string() + ": " + ec.message());
 }
 
 void print_human(const nlohmann::json& j) {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "atomic_write.hpp"
+#include "dpushard/atomic_file.hpp"
 #include "dpushard/error.hpp"
 
 extern char** environ;

@@ -4,6 +4,7 @@
 
 #include <system_error>
 
+#include "dpushard/atomic_file.hpp"
 #include "dpushard/regular_file.hpp"
 
 namespace dpushard::net {
@@ -74,24 +75,15 @@ void FragmentCache::remove(const Digest& sha) const {
 FragmentCache::Upload::Upload(const FragmentCache& cache, const Digest& sha,
                               std::uint64_t total_bytes)
     : cache_(cache), sha_(sha), total_(total_bytes) {
-  std::string name = ".";  // hidden: never mistaken for a cached fragment
-  name += digest_hex(sha);
-  name += '.';
-  name += random_suffix();
-  name += ".part";
-  temp_path_ = cache_.dir() / name;
-  file_ = std::fopen(temp_path_.c_str(), "wb");
-  if (file_ == nullptr)
-    bad_fragment("cannot write '" + temp_path_.string() + "' in the fragment cache");
-}
-
-FragmentCache::Upload::~Upload() {
-  if (file_ != nullptr) std::fclose(file_);
-  if (!committed_) {
-    std::error_code ignored;
-    std::filesystem::remove(temp_path_, ignored);
+  try {
+    // Its temporary file is hidden (a leading dot): never mistaken for a cached fragment.
+    file_ = std::make_unique<AtomicFile>(cache_.path_of(sha_));
+  } catch (const Error& e) {
+    bad_fragment(std::string("fragment cache: ") + e.what());
   }
 }
+
+FragmentCache::Upload::~Upload() = default;
 
 bool FragmentCache::Upload::append(std::uint64_t offset, std::span<const std::int8_t> bytes) {
   if (committed_) bad_fragment("fragment " + digest_hex(sha_) + " is already complete");
@@ -102,8 +94,11 @@ bool FragmentCache::Upload::append(std::uint64_t offset, std::span<const std::in
   if (bytes.size() > total_ - received_)
     throw ProtocolError(ErrorCode::kMalformed,
                         "upload of " + digest_hex(sha_) + " overruns its announced size");
-  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
-    bad_fragment("cannot write '" + temp_path_.string() + "' (disk full?)");
+  try {
+    file_->write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  } catch (const Error& e) {
+    bad_fragment(std::string("fragment cache: ") + e.what() + " (disk full?)");
+  }
   hash_.update(bytes.data(), bytes.size());
   received_ += bytes.size();
   if (received_ < total_) return false;
@@ -112,16 +107,14 @@ bool FragmentCache::Upload::append(std::uint64_t offset, std::span<const std::in
 }
 
 void FragmentCache::Upload::commit() {
-  const bool flushed = std::fflush(file_) == 0;
-  const bool closed = std::fclose(file_) == 0;
-  file_ = nullptr;
-  if (!flushed || !closed) bad_fragment("cannot write '" + temp_path_.string() + "'");
   const Digest actual = hash_.finish();
   if (!digests_equal(actual, sha_))
     bad_fragment("uploaded bytes hash to " + digest_hex(actual) + ", not " + digest_hex(sha_));
-  std::error_code ec;
-  std::filesystem::rename(temp_path_, cache_.path_of(sha_), ec);
-  if (ec) bad_fragment("cannot store fragment " + digest_hex(sha_) + ": " + ec.message());
+  try {
+    file_->commit();
+  } catch (const Error& e) {
+    bad_fragment("cannot store fragment " + digest_hex(sha_) + ": " + e.what());
+  }
   committed_ = true;
 }
 

@@ -4,13 +4,13 @@
 // never holds a partial or wrong file under a hash name.
 
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
 
 #include "auth.hpp"
+#include "dpushard/atomic_file.hpp"
 #include "dpushard/protocol.hpp"
 
 namespace dpushard::net {
@@ -51,8 +51,7 @@ class FragmentCache {
     Digest sha_;
     std::uint64_t total_;
     std::uint64_t received_ = 0;
-    std::filesystem::path temp_path_;
-    std::FILE* file_ = nullptr;
+    std::unique_ptr<AtomicFile> file_;
     Sha256Stream hash_;
     bool committed_ = false;
   };

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "dpushard/atomic_file.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/quantize.hpp"
 
@@ -127,18 +128,7 @@ void write_npy(const std::filesystem::path& path, const FloatTensor& tensor) {
   bytes += header;
   bytes.append(reinterpret_cast<const char*>(tensor.data.data()),
                tensor.data.size() * sizeof(float));
-  const std::filesystem::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())))
-      throw Error(path.string() + ": write failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error(path.string() + ": cannot rename the temporary file into place");
-  }
+  write_file_atomically(path, bytes);
 }
 
 }  // namespace dpushard

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "atomic_file.hpp"
+#include "dpushard/atomic_file.hpp"
 #include "dpushard/oracle_learn.hpp"
 
 namespace dpushard {
@@ -206,7 +206,7 @@ std::vector<std::string> diff_oracles(const Oracle& a, const Oracle& b) {
 }
 
 void write_oracle_file(const std::filesystem::path& path, const std::string& text) {
-  split::write_file_atomically(path, text);
+  write_file_atomically(path, text);
 }
 
 }  // namespace dpushard

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "atomic_file.hpp"
+#include "dpushard/atomic_file.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/plan.hpp"
 #include "dpushard/regular_file.hpp"
@@ -279,7 +279,7 @@ std::string plan_to_yaml(const Plan& plan) {
 }
 
 void write_plan(const Plan& plan, const std::filesystem::path& dir) {
-  split::write_file_atomically(dir / "plan.yaml", plan_to_yaml(plan));
+  write_file_atomically(dir / "plan.yaml", plan_to_yaml(plan));
 }
 
 Plan plan_from_yaml(const std::string& text, const std::string& origin) {

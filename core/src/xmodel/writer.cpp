@@ -3,18 +3,15 @@
 // bytes equal one deterministic serialization of the whole message (fields in ascending
 // order, map entries sorted) while only one op is ever held in protobuf form.
 
-#include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <cerrno>
 #include <cstring>
 #include <limits>
 
 #include "attr_codec.hpp"
+#include "dpushard/atomic_file.hpp"
 #include "dpushard/xmodel.hpp"
 #include "graph_codec.hpp"
 #include "structure.hpp"
@@ -74,22 +71,6 @@ void write_graph(const Graph& graph, pbio::ZeroCopyOutputStream& stream) {
   if (out.HadError()) throw Error("write failed");
 }
 
-std::string temporary_name(const std::filesystem::path& path) {
-  static std::atomic<unsigned> counter{0};
-  return "." + path.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
-         std::to_string(counter++);
-}
-
-std::string errno_text() { return std::strerror(errno); }
-
-// Makes the rename itself durable; a failure here cannot undo the write, so it is ignored.
-void sync_directory(const std::filesystem::path& dir) {
-  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  (void)::fsync(fd);
-  ::close(fd);
-}
-
 }  // namespace
 
 std::string serialize_xmodel(const Graph& graph) {
@@ -102,31 +83,16 @@ std::string serialize_xmodel(const Graph& graph) {
 }
 
 void write_xmodel(const Graph& graph, const std::filesystem::path& path) {
-  namespace fs = std::filesystem;
-  const std::string origin = path.string();
-  if (path.filename().empty()) throw Error(origin + ": not a file path");
-  const fs::path temp = path.parent_path() / temporary_name(path);
-
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(origin + ": cannot create " + temp.string() + ": " + errno_text());
-  std::string failure;
+  AtomicFile file(path);
+  pbio::FileOutputStream stream(file.fd(), 1 << 20);
   try {
-    pbio::FileOutputStream stream(fd, 1 << 20);
     write_graph(graph, stream);
-    if (!stream.Flush()) failure = "cannot write: " + std::string(std::strerror(stream.GetErrno()));
   } catch (const Error& e) {
-    failure = e.what();
+    throw Error(path.string() + ": " + e.what());
   }
-  // The data must be on disk before the rename makes it visible under the final name.
-  if (failure.empty() && ::fsync(fd) != 0) failure = "cannot sync: " + errno_text();
-  if (::close(fd) != 0 && failure.empty()) failure = "cannot close: " + errno_text();
-  if (failure.empty() && ::rename(temp.c_str(), path.c_str()) != 0)
-    failure = "cannot rename " + temp.string() + " into place: " + errno_text();
-  if (!failure.empty()) {
-    ::unlink(temp.c_str());
-    throw Error(origin + ": " + failure);
-  }
-  sync_directory(path.parent_path());
+  if (!stream.Flush())
+    throw Error(path.string() + ": cannot write: " + std::strerror(stream.GetErrno()));
+  file.commit();
 }
 
 }  // namespace dpushard
