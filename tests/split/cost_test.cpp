@@ -196,6 +196,39 @@ TEST(TimingCost, AutoFollowsTheLinkSpeed) {
   EXPECT_EQ(plans[0.01].predicted.wire_bytes_per_frame, 0);
 }
 
+// Issue 16's target for the pipeline: the zoo CNN (224x224) and ConvViT (112x112, the local
+// sweep's sizes) at 20M parameters with 3 experts, on 3 KV260s at 1 Gbit/s. Cuts across the
+// experts leave no stage more than 40 % of the predicted compute, and the pipeline's
+// predicted throughput is at least 2.4 times one node's. (About 1 s per model: the zoo
+// model and its fragments are built in memory.)
+TEST(TimingCost, PipelineBalancesTheZooExpertsAt20M) {
+  const auto cost = make_timing_cost_model(kv260());
+  for (const std::string family : {"cnn", "convvit"}) {
+    ZooSpec spec;
+    spec.params = 20'000'000;
+    spec.experts = 3;
+    spec.input = family == "cnn" ? std::array<std::int64_t, 3>{224, 224, 3}
+                                 : std::array<std::int64_t, 3>{112, 112, 3};
+    const Graph model = family == "cnn" ? make_cnn(spec) : make_convvit(spec);
+    SplitOptions o;
+    o.cost_model = cost.get();
+    o.nodes = 1;
+    const double one_node = split_model(model, o).plan.predicted.throughput_fps;
+    o.nodes = 3;
+    o.strategy = Strategy::Pipeline;
+    const Plan plan = split_model(model, o).plan;
+    ASSERT_EQ(plan.strategy, "pipeline") << family;
+    ASSERT_EQ(plan.fragments.size(), 3u) << family;
+    double total = 0, busiest = 0;
+    for (const auto& f : plan.fragments) {
+      total += f.cost.compute_ms;
+      busiest = std::max(busiest, f.cost.compute_ms);
+    }
+    EXPECT_LE(busiest / total, 0.40) << family << ": " << plan.structure;
+    EXPECT_GE(plan.predicted.throughput_fps, 2.4 * one_node) << family << ": " << plan.structure;
+  }
+}
+
 // --no-output-fix: the first stage ends before its fix, so `predict` moves its trailing
 // conv to the CPU with the boundary slowdown, and the plan's cost says so too.
 TEST(TimingCost, UnfixedBoundaryShowsInPredict) {
