@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "extract.hpp"
 #include "fork_join.hpp"
 #include "pipeline_cuts.hpp"
 #include "strategies.hpp"
@@ -50,6 +51,17 @@ Partition stages_of(const UnitGraph& graph, const StageCosts& costs,
                    " bytes)";
   }
   return p;
+}
+
+// The prediction the planner will make of `p`: on the extracted fragments (without their
+// weights) for a cost model that prices whole fragments (subgraph launches, host work),
+// else on the units.
+PlanPrediction predicted(const StrategyInput& in, const Partition& p) {
+  if (!in.cost.prices_fragments()) return estimate(in.graph, p, in.cost, in.output_fix).predicted;
+  const Extraction ex = extract(in.graph, p, in.output_fix, Weights::LeftOut);
+  std::vector<double> prices;
+  for (const auto& f : ex.fragments) prices.push_back(in.cost.fragment_seconds(f.graph));
+  return estimate(in.graph, p, in.cost, in.output_fix, &prices).predicted;
 }
 
 }  // namespace
@@ -121,16 +133,15 @@ std::optional<Partition> plan_pipeline(const StrategyInput& in,
     ends.push_back(file_order.sequence().size() - 1);
     p = stages_of(graph, file_order, ends, "file");
   } else {
-    // Balance over each order; the better prediction for the objective wins (file order
-    // on ties: its cuts follow the model as written).
+    // Balance over each order; the better prediction for the objective, priced as the
+    // planner prices candidates, wins (file order on ties: its cuts follow the model).
     const StageCosts by_start(graph, in.cost, in.output_fix,
                               owned_units(graph, earliest_start_order(graph)));
     p = stages_of(graph, file_order, balance_stages(file_order, nodes), "file");
-    PlanPrediction best = estimate(graph, p, in.cost, in.output_fix).predicted;
+    PlanPrediction best = predicted(in, p);
     if (by_start.sequence() != file_order.sequence()) {
       Partition q = stages_of(graph, by_start, balance_stages(by_start, nodes), "earliest-start");
-      const PlanPrediction predicted = estimate(graph, q, in.cost, in.output_fix).predicted;
-      if (better_prediction(predicted, best, in.objective)) p = std::move(q);
+      if (better_prediction(predicted(in, q), best, in.objective)) p = std::move(q);
     }
   }
   if (p.fragments.size() < nodes) {
