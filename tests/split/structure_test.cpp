@@ -216,6 +216,29 @@ TEST(Pipeline, BalancesStagesAndCutsAcrossSeveralLiveTensors) {
   EXPECT_EQ(a_fix_senders, 1);
 }
 
+// A third stage would have to receive a tensor 8x bigger than any other boundary, so the
+// link would become the bottleneck: two stages on three nodes, and the plan says why.
+TEST(Pipeline, UsesFewerStagesWhereAnotherCutsTransfersWouldSlowIt) {
+  ScratchDir dir;
+  GraphBuilder b("wide");
+  Value x = b.input("x", {1, 16, 16, 64}, 5);
+  x = testing::conv(b, "a", x, 64);
+  x = testing::conv(b, "b", x, 512, 1);  // 128 KB out
+  testing::conv(b, "c", x, 8, 1);
+  const Graph g = b.finish();
+  SplitOptions o;
+  o.nodes = 3;
+  o.strategy = Strategy::Pipeline;
+  o.objective = Objective::Throughput;
+  Plan plan;
+  EXPECT_TRUE(same_bytes(testing::run_split(g, o, dir.path(), 4, &plan), testing::run_whole(g, 4)));
+  ASSERT_EQ(plan.fragments.size(), 2u) << plan.structure;
+  EXPECT_EQ(plan.fragments[0].outputs.at(0).name, "a_fix");
+  const auto* fewer = find_adjustment(plan, "fewer_stages");
+  ASSERT_NE(fewer, nullptr);
+  EXPECT_THAT(fewer->reason, HasSubstr("transfers"));
+}
+
 TEST(Pipeline, RequestedCutsMoveToSafePointsOrGetAnExplicitFix) {
   ScratchDir dir;
   GraphBuilder b("cuts");
@@ -253,6 +276,38 @@ TEST(Pipeline, RequestedCutsMoveToSafePointsOrGetAnExplicitFix) {
   o.cuts = {"a"};
   o.nodes = 1;
   EXPECT_THROW(split_model(g, o), Error);
+}
+
+// A requested cut inside a skip connection stays where it was asked (both live tensors
+// cross it); one after the last unit moves before it.
+TEST(Pipeline, RequestedCutsMayCrossSeveralTensors) {
+  ScratchDir dir;
+  GraphBuilder b("skip");
+  Value x = b.input("x", {1, 8, 8, 8}, 5);
+  x = testing::conv(b, "a", x, 8);
+  Value y = testing::conv(b, "b", x, 8);
+  y = testing::conv(b, "c", y, 8);
+  testing::conv(b, "d", b.add("sum", {x, y}, 5), 8);
+  const Graph g = b.finish();
+  SplitOptions o;
+  o.nodes = 2;
+  o.strategy = Strategy::Pipeline;
+  o.cuts = {"b_fix"};
+  Plan plan;
+  EXPECT_TRUE(same_bytes(testing::run_split(g, o, dir.path() / "inside", 3, &plan),
+                         testing::run_whole(g, 3)));
+  EXPECT_EQ(find_adjustment(plan, "moved_cut"), nullptr);
+  std::vector<std::string> inputs;
+  for (const auto& t : plan.fragment("stage1").inputs) inputs.push_back(t.name);
+  EXPECT_EQ(inputs, (std::vector<std::string>{"a_fix", "b_fix"}));
+
+  o.cuts = {"d_fix"};
+  EXPECT_TRUE(same_bytes(testing::run_split(g, o, dir.path() / "last", 3, &plan),
+                         testing::run_whole(g, 3)));
+  const auto* moved = find_adjustment(plan, "moved_cut");
+  ASSERT_NE(moved, nullptr);
+  EXPECT_THAT(moved->reason, HasSubstr("last unit"));
+  EXPECT_EQ(plan.fragments.size(), 2u);
 }
 
 TEST(OutputFix, ALayoutModelOutputGetsAnExplicitFix) {
