@@ -2,8 +2,6 @@
 // balance is best whatever set of tensors is live there (pipeline_cuts.hpp), over the file
 // order and the earliest-start order; the better prediction for the objective wins.
 #include <algorithm>
-#include <cstdio>
-#include <limits>
 
 #include "extract.hpp"
 #include "fork_join.hpp"
