@@ -141,6 +141,53 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"convvit", Strategy::Pipeline, 2}),
     case_name);
 
+// A 3-stage pipeline of the 3-expert CNN cut after the first and after the second expert:
+// stage2 receives several tensors, two of them from stage0 past stage1 (the stem's output
+// the third expert reads, the first expert's output the join reads). Each goes straight
+// from the node producing it to the node reading it (stage1 forwards nothing), and the
+// outputs are the whole model's bits.
+TEST_F(ClusterRunTest, MultiInputStageGetsEveryTensorFromItsProducer) {
+  const Graph& model = models_->at("cnn");
+  const auto join = std::find_if(model.ops().begin(), model.ops().end(),
+                                 [](const Op& op) { return op.type == "concat"; });
+  ASSERT_NE(join, model.ops().end());
+  SplitOptions options;
+  options.nodes = 3;
+  options.strategy = Strategy::Pipeline;
+  options.cuts = {join->producers("input").at(0), join->producers("input").at(1)};
+  SplitResult split = split_model(model, options);
+  const auto dir = *root_ / "cnn-pipeline-cut-after-experts";
+  const Plan plan = write_split(split, dir);
+  ASSERT_EQ(plan.fragments.size(), 3u);
+  std::map<std::string, std::int64_t> sends;  // bytes per frame each fragment sends
+  std::size_t skipping = 0, most_inputs = 0;
+  for (const PlanEdge& e : plan.edges) {
+    if (e.from != "model") sends[e.from] += e.bytes;
+    skipping += e.from == "stage0" && e.to == "stage2";
+  }
+  for (const auto& f : plan.fragments) most_inputs = std::max(most_inputs, f.inputs.size());
+  ASSERT_GT(skipping, 0u) << plan.structure;
+  ASSERT_GE(most_inputs, 2u) << plan.structure;
+
+  constexpr std::int64_t kFrames = 6;
+  const RunResult result = run_on_cluster(plan, dir, cluster(), quick(kFrames, 3));
+  ASSERT_TRUE(result.complete) << result.error;
+  for (std::uint64_t frame = 0; frame < kFrames; ++frame)
+    EXPECT_EQ(result.frame_output_sha256[frame], reference_hashes(model, frame % 4))
+        << "frame " << frame;
+  // What each node sends is its own fragment's outputs (plus small frame headers): stage1
+  // does not carry stage0's tensors on to stage2.
+  ASSERT_EQ(result.nodes.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const std::string stage = "stage" + std::to_string(k);
+    const auto payload = static_cast<std::uint64_t>(sends[stage] * kFrames);
+    const NodeResult& node = result.nodes[k];
+    ASSERT_EQ(node.fragments, std::vector<std::string>{stage});
+    EXPECT_GE(node.tensor_bytes_sent, payload) << stage;
+    EXPECT_LT(node.tensor_bytes_sent, payload + 1024 * kFrames) << stage;
+  }
+}
+
 // The same plans on workers running the cpu backend (when this build has it): still
 // bit-identical to the whole model on ref.
 TEST_F(ClusterRunTest, CpuWorkersMatchTheWholeModelOnRef) {

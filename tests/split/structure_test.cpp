@@ -159,7 +159,7 @@ TEST(Experts, NoForkJoinFallsBackToPipelineAndSaysWhy) {
   EXPECT_THAT(fallback->reason, HasSubstr("no fork-join"));
 }
 
-TEST(Pipeline, CutsOnlyWhereOneTensorIsLiveAndBalances) {
+TEST(Pipeline, BalancesStagesAndCutsAcrossSeveralLiveTensors) {
   ScratchDir dir;
   const Graph g = testing::chain_model(6);
   const auto whole = testing::run_whole(g, 2);
@@ -179,7 +179,9 @@ TEST(Pipeline, CutsOnlyWhereOneTensorIsLiveAndBalances) {
     EXPECT_LE(*hi - *lo, plan.fragments.front().cost.macs) << n;
     for (const auto& f : plan.fragments) EXPECT_EQ(f.oracle_verdict, "dpu");
   }
-  // A skip connection over two convs: no legal cut inside it.
+  // A skip connection over two convs: a cut inside it crosses the skip and the conv chain,
+  // so five units make four stages, and the skip goes straight from the stage producing it
+  // to the stage adding it, passing no stage in between.
   GraphBuilder b("skip");
   Value x = b.input("x", {1, 8, 8, 8}, 5);
   x = testing::conv(b, "a", x, 8);
@@ -194,12 +196,47 @@ TEST(Pipeline, CutsOnlyWhereOneTensorIsLiveAndBalances) {
   Plan plan;
   EXPECT_TRUE(same_bytes(testing::run_split(skip, o, dir.path() / "skip", 5, &plan),
                          testing::run_whole(skip, 5)));
-  for (const auto& e : plan.edges) {
-    if (e.from != "model" && e.to != "model") {
-      EXPECT_TRUE(e.output == "a_fix" || e.output == "sum_fix") << e.output;
+  ASSERT_EQ(plan.fragments.size(), 4u);
+  EXPECT_EQ(find_adjustment(plan, "fewer_stages"), nullptr);
+  EXPECT_THAT(plan.structure, HasSubstr("crosses 2 tensors"));
+  // a_fix goes to b's stage and to the sum's, both times from stage0.
+  std::vector<std::string> readers;
+  for (const auto& e : plan.edges)
+    if (e.output == "a_fix") {
+      EXPECT_EQ(e.from, "stage0");
+      readers.push_back(e.to);
     }
-  }
-  EXPECT_NE(find_adjustment(plan, "fewer_stages"), nullptr);
+  ASSERT_EQ(readers.size(), 2u);
+  EXPECT_EQ(readers[0], "stage1");
+  EXPECT_TRUE(readers[1] == "stage2" || readers[1] == "stage3") << readers[1];
+  EXPECT_EQ(plan.fragment(readers[1]).inputs.size(), 2u);  // the skip and c's output
+  int a_fix_senders = 0;  // only its producer sends it: no stage forwards it
+  for (const auto& f : plan.fragments)
+    for (const auto& t : f.outputs) a_fix_senders += t.name == "a_fix";
+  EXPECT_EQ(a_fix_senders, 1);
+}
+
+// A third stage would have to receive a tensor 8x bigger than any other boundary, so the
+// link would become the bottleneck: two stages on three nodes, and the plan says why.
+TEST(Pipeline, UsesFewerStagesWhereAnotherCutsTransfersWouldSlowIt) {
+  ScratchDir dir;
+  GraphBuilder b("wide");
+  Value x = b.input("x", {1, 16, 16, 64}, 5);
+  x = testing::conv(b, "a", x, 64);
+  x = testing::conv(b, "b", x, 512, 1);  // 128 KB out
+  testing::conv(b, "c", x, 8, 1);
+  const Graph g = b.finish();
+  SplitOptions o;
+  o.nodes = 3;
+  o.strategy = Strategy::Pipeline;
+  o.objective = Objective::Throughput;
+  Plan plan;
+  EXPECT_TRUE(same_bytes(testing::run_split(g, o, dir.path(), 4, &plan), testing::run_whole(g, 4)));
+  ASSERT_EQ(plan.fragments.size(), 2u) << plan.structure;
+  EXPECT_EQ(plan.fragments[0].outputs.at(0).name, "a_fix");
+  const auto* fewer = find_adjustment(plan, "fewer_stages");
+  ASSERT_NE(fewer, nullptr);
+  EXPECT_THAT(fewer->reason, HasSubstr("transfers"));
 }
 
 TEST(Pipeline, RequestedCutsMoveToSafePointsOrGetAnExplicitFix) {
@@ -239,6 +276,38 @@ TEST(Pipeline, RequestedCutsMoveToSafePointsOrGetAnExplicitFix) {
   o.cuts = {"a"};
   o.nodes = 1;
   EXPECT_THROW(split_model(g, o), Error);
+}
+
+// A requested cut inside a skip connection stays where it was asked (both live tensors
+// cross it); one after the last unit moves before it.
+TEST(Pipeline, RequestedCutsMayCrossSeveralTensors) {
+  ScratchDir dir;
+  GraphBuilder b("skip");
+  Value x = b.input("x", {1, 8, 8, 8}, 5);
+  x = testing::conv(b, "a", x, 8);
+  Value y = testing::conv(b, "b", x, 8);
+  y = testing::conv(b, "c", y, 8);
+  testing::conv(b, "d", b.add("sum", {x, y}, 5), 8);
+  const Graph g = b.finish();
+  SplitOptions o;
+  o.nodes = 2;
+  o.strategy = Strategy::Pipeline;
+  o.cuts = {"b_fix"};
+  Plan plan;
+  EXPECT_TRUE(same_bytes(testing::run_split(g, o, dir.path() / "inside", 3, &plan),
+                         testing::run_whole(g, 3)));
+  EXPECT_EQ(find_adjustment(plan, "moved_cut"), nullptr);
+  std::vector<std::string> inputs;
+  for (const auto& t : plan.fragment("stage1").inputs) inputs.push_back(t.name);
+  EXPECT_EQ(inputs, (std::vector<std::string>{"a_fix", "b_fix"}));
+
+  o.cuts = {"d_fix"};
+  EXPECT_TRUE(same_bytes(testing::run_split(g, o, dir.path() / "last", 3, &plan),
+                         testing::run_whole(g, 3)));
+  const auto* moved = find_adjustment(plan, "moved_cut");
+  ASSERT_NE(moved, nullptr);
+  EXPECT_THAT(moved->reason, HasSubstr("last unit"));
+  EXPECT_EQ(plan.fragments.size(), 2u);
 }
 
 TEST(OutputFix, ALayoutModelOutputGetsAnExplicitFix) {

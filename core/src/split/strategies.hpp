@@ -22,14 +22,16 @@ struct StrategyInput {
 // Every node runs the whole model (data parallel).
 Partition plan_replicate(const StrategyInput& in);
 
-// Stages cut where one fixed tensor is live, balanced by predicted cost (DP over the cut
-// points). `cuts` are requested unit positions (see pipeline_cut_for); empty: choose.
+// Stages: contiguous runs of a topological order, cut wherever the predicted cost balances
+// best (the tensors crossing a cut priced on the links), whatever set of tensors is live
+// there (pipeline_cuts.hpp). `cuts` are requested unit positions (see pipeline_cut_for);
+// empty: choose.
 std::optional<Partition> plan_pipeline(const StrategyInput& in,
                                        const std::vector<std::size_t>& cuts, std::string& why_not);
 
 // Where a cut requested after op `op` lands: the position (in graph.order()) of the last
-// unit before it. Moves it to the nearest legal cut and records why in `adjustments`;
-// throws dpushard::Error when the model has no legal cut at all.
+// unit before it. A cut inside a unit moves to the unit's end (its closing fix) and records
+// why in `adjustments`; throws dpushard::Error when the model cannot be cut at all.
 std::size_t pipeline_cut_for(const UnitGraph& graph, const std::string& op,
                              std::vector<PlanAdjustment>& adjustments);
 
