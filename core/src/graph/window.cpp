@@ -6,24 +6,25 @@
 namespace dpushard {
 namespace {
 
-std::string who(const Op& op) { return "op '" + op.name + "' (" + op.type + ")"; }
+std::string window_owner(const Op& op) { return "op '" + op.name + "' (" + op.type + ")"; }
 
-[[noreturn]] void fail(const Op& op, const std::string& what) {
-  throw Error(who(op) + ": " + what);
+[[noreturn]] void window_error(const Op& op, const std::string& what) {
+  throw Error(window_owner(op) + ": " + what);
 }
 
 // XIR's {width, height} pair, each at least 1.
 std::pair<std::int64_t, std::int64_t> width_height(const Op& op, std::string_view key,
                                                    const std::vector<std::int64_t>& values) {
   if (values.size() != 2 || values[0] < 1 || values[1] < 1)
-    fail(op, "attribute '" + std::string(key) + "' must be two integers >= 1 {width, height}");
+    window_error(op,
+                 "attribute '" + std::string(key) + "' must be two integers >= 1 {width, height}");
   return {values[0], values[1]};
 }
 
 std::pair<std::int64_t, std::int64_t> required_pair(const Op& op, std::string_view key) {
   if (op.attrs.find(key) == op.attrs.end())
-    fail(op, "missing attribute '" + std::string(key) + "' (XIR requires it)");
-  return width_height(op, key, ints_attr(op.attrs, key, who(op)));
+    window_error(op, "missing attribute '" + std::string(key) + "' (XIR requires it)");
+  return width_height(op, key, ints_attr(op.attrs, key, window_owner(op)));
 }
 
 }  // namespace
@@ -41,7 +42,7 @@ Window window_of(const Op& op) {
       width_height(op, "dilation", ints_attr_or(op.attrs, "dilation", {1, 1}));
   const auto pad = ints_attr_or(op.attrs, "pad", {0, 0, 0, 0});
   if (pad.size() != 4 || std::any_of(pad.begin(), pad.end(), [](auto p) { return p < 0; }))
-    fail(op, "attribute 'pad' must be four integers >= 0 {left, right, top, bottom}");
+    window_error(op, "attribute 'pad' must be four integers >= 0 {left, right, top, bottom}");
   w.pad_left = pad[0];
   w.pad_right = pad[1];
   w.pad_top = pad[2];
@@ -49,7 +50,7 @@ Window window_of(const Op& op) {
   w.pad_mode = string_attr(op.attrs, "pad_mode", "FLOOR");
   if (w.pad_mode != "FLOOR" && w.pad_mode != "CEIL" && w.pad_mode != "SAME" &&
       w.pad_mode != "VALID")
-    fail(op, "pad_mode '" + w.pad_mode + "' is none of FLOOR, CEIL, SAME, VALID");
+    window_error(op, "pad_mode '" + w.pad_mode + "' is none of FLOOR, CEIL, SAME, VALID");
   return w;
 }
 

@@ -21,6 +21,10 @@ Clock::duration from_ms(double ms) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms));
 }
 
+}  // namespace
+
+namespace sim_detail {
+
 // `count` identical servers (DPU cores, A53 cores): a job takes the one that frees first.
 class Servers {
  public:
@@ -37,7 +41,7 @@ class Servers {
   std::vector<Clock::time_point> free_at_;
 };
 
-}  // namespace
+}  // namespace sim_detail
 
 struct SimBoard {
   explicit SimBoard(const Target& target)
@@ -57,9 +61,9 @@ struct SimBoard {
   }
 
   std::mutex mutex;
-  Servers dpu_cores;
-  Servers a53_cores;
-  Servers net_thread;
+  sim_detail::Servers dpu_cores;
+  sim_detail::Servers a53_cores;
+  sim_detail::Servers net_thread;
 };
 
 namespace {
