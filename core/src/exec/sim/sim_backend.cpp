@@ -119,9 +119,18 @@ class SimBackend final : public Backend {
 
   std::vector<QTensor> run_ready(const std::vector<QTensor>& inputs,
                                  Clock::time_point ready) override {
-    const Clock::time_point arrival = std::min(ready, Clock::now());
     if (!loaded_) throw Error("sim: run() before load()");
     check_inputs(inputs);
+    // A frame that waited while this machine was busy starts when its inputs were ready,
+    // but not before the frame this caller ran last had ended: a worker runs a fragment's
+    // frames one after the other, and a frame queued behind another must not borrow a
+    // second modeled A53 core the real worker would not use. Concurrent callers (calls
+    // still in progress) are not held back by each other.
+    Clock::time_point arrival = std::min(ready, Clock::now());
+    {
+      const std::lock_guard lock(completed_mutex_);
+      arrival = std::max(arrival, last_completed_);
+    }
 
     const Clock::time_point deadline = board_->reserve(arrival, dpu_time_, a53_time_, net_time_);
 
@@ -135,6 +144,10 @@ class SimBackend final : public Backend {
       outputs = placeholders_;  // garbage in would be garbage out: claim nothing
     }
     std::this_thread::sleep_until(deadline);
+    {
+      const std::lock_guard lock(completed_mutex_);
+      last_completed_ = std::max(last_completed_, deadline);
+    }
     return outputs;
   }
 
@@ -165,6 +178,8 @@ class SimBackend final : public Backend {
 
   std::shared_ptr<SimBoard> board_;
   std::mutex numerics_mutex_;
+  std::mutex completed_mutex_;
+  Clock::time_point last_completed_{};  // the latest deadline of a call that has returned
 };
 
 }  // namespace
