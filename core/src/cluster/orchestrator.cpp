@@ -1,6 +1,7 @@
 // The orchestrator: connect, upload what is missing, load, stream, collect, finish.
 
 #include "orchestrator.hpp"
+#include "steady_rate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -370,7 +371,7 @@ void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& 
     if (++f.count < outputs) continue;
     latencies_ms_.push_back(std::chrono::duration<double, std::milli>(event.at - f.start).count());
     stream_end_ = event.at;
-    if (!first_completion_) first_completion_ = event.at;
+    completions_.push_back(event.at);
     flights_.erase(flight);
     ++result.frames_completed;
     if (next_frame < frames) launch();
@@ -383,14 +384,9 @@ void Orchestrator::summarize(RunResult& result) const {
   result.wall_s = std::chrono::duration<double>(stream_end_ - stream_start_).count();
   result.throughput_fps =
       result.wall_s > 0 ? static_cast<double>(latencies_ms_.size()) / result.wall_s : 0;
-  // Steady state: the completions after the first, over the time since the first; the
-  // pipeline's fill (the first frame's latency) is left out.
-  const double steady_s =
-      first_completion_ ? std::chrono::duration<double>(stream_end_ - *first_completion_).count()
-                        : 0;
-  result.steady_fps = latencies_ms_.size() >= 2 && steady_s > 0
-                          ? static_cast<double>(latencies_ms_.size() - 1) / steady_s
-                          : result.throughput_fps;
+  // Steady state: the window's fill (its first `inflight` completions) left out.
+  const double steady = steady_rate(completions_, options_.inflight);
+  result.steady_fps = steady > 0 ? steady : result.throughput_fps;
   std::vector<double> sorted = latencies_ms_;
   std::sort(sorted.begin(), sorted.end());
   // Nearest rank: the smallest latency at least p % of the frames do not exceed.

@@ -87,7 +87,7 @@ class Orchestrator {
   std::vector<double> latencies_ms_;
   Clock::time_point stream_start_{};
   Clock::time_point stream_end_{};
-  std::optional<Clock::time_point> first_completion_;
+  std::vector<Clock::time_point> completions_;  // in completion order
   std::uint64_t stream_cpu_ns_ = 0;
 };
 
