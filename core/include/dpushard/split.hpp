@@ -48,6 +48,20 @@ class CostModel {
   // Seconds per frame of an extracted fragment; only for models that price fragments
   // (the default throws dpushard::Error).
   virtual double fragment_seconds(const Graph& fragment) const;
+  // An extracted fragment's time per frame split over a board's engines, for a node that
+  // runs several fragments: each runs its frames one after the other (`seconds`), but their
+  // DPU work only queues for the node's DPU cores, their A53 work (CPU ops, host side) for
+  // its host cores, and their TCP work for its one network thread, so they overlap as the
+  // `sim` workers model them. The default puts all of it on the DPU (no overlap).
+  struct FragmentLoad {
+    double seconds = 0;
+    double dpu_seconds = 0;
+    double host_seconds = 0;
+    double net_seconds = 0;
+  };
+  virtual FragmentLoad fragment_load(const Graph& fragment) const;
+  virtual int dpu_cores() const { return 1; }
+  virtual int host_cores() const { return 1; }
   // Seconds from the start of sending `bytes` to their arrival on another node (or between
   // the orchestrator and a node): latency plus serialisation.
   virtual double transfer_seconds(std::int64_t bytes) const = 0;

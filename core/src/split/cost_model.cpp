@@ -89,6 +89,11 @@ double CostModel::fragment_seconds(const Graph& fragment) const {
               fragment.name() + "')");
 }
 
+CostModel::FragmentLoad CostModel::fragment_load(const Graph& fragment) const {
+  const double seconds = fragment_seconds(fragment);
+  return {seconds, seconds, 0, 0};
+}
+
 std::unique_ptr<CostModel> make_roofline_cost_model(const RooflineParams& params) {
   if (!(params.link_gbps > 0)) throw Error("cost model: link speed must be positive");
   if (!(params.dpu_peak_gmacs > 0) || !(params.cpu_gmacs > 0) || !(params.ddr_gbytes_per_s > 0))

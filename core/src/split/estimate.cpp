@@ -66,20 +66,23 @@ Partition whole_model(const UnitGraph& graph, const std::string& strategy, std::
 
 PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
                            const CostModel& cost, bool output_fix,
-                           const std::vector<double>* fragment_seconds) {
+                           const std::vector<CostModel::FragmentLoad>* fragment_loads) {
   const auto of = fragment_of_units(graph, partition);
   const std::size_t nf = partition.fragments.size();
   PartitionEstimate est;
-  if (fragment_seconds != nullptr) {
-    if (fragment_seconds->size() != nf)
+  std::vector<CostModel::FragmentLoad> loads;
+  if (fragment_loads != nullptr) {
+    if (fragment_loads->size() != nf)
       throw Error("split: internal: fragment prices do not match the partition");
-    est.fragment_seconds = *fragment_seconds;
+    loads = *fragment_loads;
+    for (const auto& load : loads) est.fragment_seconds.push_back(load.seconds);
   } else {
     est.fragment_seconds.assign(nf, cost.fragment_overhead_seconds());
     for (std::size_t f = 0; f < nf; ++f)
       for (UnitId u : partition.fragments[f].units)
         est.fragment_seconds[f] += graph.unit(u).seconds;
   }
+  const bool priced = fragment_loads != nullptr;
 
   // Transfers: (from fragment or -1 for the orchestrator) -> (to fragment or -1), bytes.
   struct Transfer {
@@ -92,7 +95,7 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
     const bool from_input = graph.unit(t.producer).is_input;
     const int home = from_input ? -1 : of[t.producer];
     const bool naive = !from_input && naive_boundary(graph, of, t.fix, output_fix);
-    if (naive && fragment_seconds == nullptr)
+    if (naive && !priced)
       est.fragment_seconds[static_cast<std::size_t>(home)] += graph.naive_extra_seconds(t.fix);
     std::vector<int> to;
     for (UnitId r : t.readers)
@@ -132,14 +135,28 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
       latency = std::max(
           latency, finish[static_cast<std::size_t>(tr.from)] + cost.transfer_seconds(tr.bytes));
 
-  // Throughput: per-frame busy time of every node's DPU and link, and the orchestrator's.
-  std::map<int, double> busy, tx, rx;
+  // Throughput: per-frame busy time of every node's engines and link, and the
+  // orchestrator's. A node's fragments each run their frames one after the other, and
+  // share its DPU cores, its A53 cores and its network thread: its time per frame is the
+  // busiest of these (without a split over engines, all of a fragment is DPU time). A
+  // fragment replicated on k nodes gives each 1/k of the frames.
+  if (!priced)
+    for (double s : est.fragment_seconds) loads.push_back({s, s, 0, 0});
+  std::map<int, double> busy, dpu, host, net, tx, rx;
   double orch_tx = 0, orch_rx = 0;
   std::int64_t wire = 0, io = 0;
   for (std::size_t f = 0; f < nf; ++f) {
     const auto& nodes = partition.fragments[f].nodes;
-    for (int n : nodes) busy[n] += est.fragment_seconds[f] / static_cast<double>(nodes.size());
+    const double share = 1.0 / static_cast<double>(nodes.size());
+    for (int n : nodes) {
+      busy[n] = std::max(busy[n], loads[f].seconds * share);
+      dpu[n] += loads[f].dpu_seconds * share;
+      host[n] += loads[f].host_seconds * share;
+      net[n] += loads[f].net_seconds * share;
+    }
   }
+  for (auto& [n, v] : busy)
+    v = std::max({v, dpu[n] / cost.dpu_cores(), host[n] / cost.host_cores(), net[n]});
   for (const auto& tr : transfers) {
     const double t = cost.link_busy_seconds(tr.bytes);
     if (tr.from < 0 || tr.to < 0) {

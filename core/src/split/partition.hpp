@@ -33,11 +33,11 @@ struct PartitionEstimate {
 };
 
 // Unit-level prediction for `partition` (see docs/splitting.md, "Cost model"). With
-// `fragment_seconds` (one per fragment: the cost model's price of the extracted fragment,
-// naive penalties included), those replace the unit sums.
+// `fragment_loads` (one per fragment: the cost model's price of the extracted fragment,
+// naive penalties included, split over the board's engines), those replace the unit sums.
 PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
                            const CostModel& cost, bool output_fix,
-                           const std::vector<double>* fragment_seconds = nullptr);
+                           const std::vector<CostModel::FragmentLoad>* fragment_loads = nullptr);
 
 // True when `fix`, produced in fragment `producer_fragment`, crosses a --no-output-fix
 // boundary without its fix (the naive split), given which fragment owns each unit.

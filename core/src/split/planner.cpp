@@ -31,9 +31,10 @@ std::vector<std::string> layout_cuts(const Graph& model, const std::vector<std::
 }
 
 // The cost model's price of every extracted fragment (models that price fragments only).
-std::vector<double> fragment_prices(const CostModel& cost, const split::Extraction& ex) {
-  std::vector<double> prices;
-  for (const auto& f : ex.fragments) prices.push_back(cost.fragment_seconds(f.graph));
+std::vector<CostModel::FragmentLoad> fragment_prices(const CostModel& cost,
+                                                     const split::Extraction& ex) {
+  std::vector<CostModel::FragmentLoad> prices;
+  for (const auto& f : ex.fragments) prices.push_back(cost.fragment_load(f.graph));
   return prices;
 }
 
@@ -158,7 +159,7 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
     partition.strategy = requested;  // one node: every strategy is the whole model
 
   auto extraction = split::extract(units, partition, options.output_fix);
-  std::vector<double> prices;
+  std::vector<CostModel::FragmentLoad> prices;
   if (cost.prices_fragments()) prices = fragment_prices(cost, extraction);
   const auto est = split::estimate(units, partition, cost, options.output_fix,
                                    cost.prices_fragments() ? &prices : nullptr);

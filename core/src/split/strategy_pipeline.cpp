@@ -57,8 +57,8 @@ Partition stages_of(const UnitGraph& graph, const StageCosts& costs,
 PlanPrediction predicted(const StrategyInput& in, const Partition& p) {
   if (!in.cost.prices_fragments()) return estimate(in.graph, p, in.cost, in.output_fix).predicted;
   const Extraction ex = extract(in.graph, p, in.output_fix, Weights::LeftOut);
-  std::vector<double> prices;
-  for (const auto& f : ex.fragments) prices.push_back(in.cost.fragment_seconds(f.graph));
+  std::vector<CostModel::FragmentLoad> prices;
+  for (const auto& f : ex.fragments) prices.push_back(in.cost.fragment_load(f.graph));
   return estimate(in.graph, p, in.cost, in.output_fix, &prices).predicted;
 }
 

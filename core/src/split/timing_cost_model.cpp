@@ -1,6 +1,8 @@
 // The KV260 timing model (dpushard/perf.hpp) as the planner's cost model: fragments priced
 // as a whole by predict(), ops by time_op() for the strategies' unit-level search, and the
 // boundary tensors' transfers at the link speed.
+#include <algorithm>
+
 #include "dpushard/perf.hpp"
 #include "dpushard/split.hpp"
 
@@ -61,6 +63,20 @@ class TimingCostModel final : public CostModel {
 
   double fragment_seconds(const Graph& fragment) const override {
     return predict_fragment_ms(fragment, target_) * 1e-3;
+  }
+
+  FragmentLoad fragment_load(const Graph& fragment) const override {
+    PredictOptions worker;
+    worker.io = HostIo::Network;  // as predict_fragment_ms and the sim workers price it
+    const Prediction p = predict(fragment, target_, worker);
+    return {p.worker_ms * 1e-3, p.dpu_ms * 1e-3, (p.cpu_ms + p.host_ms) * 1e-3, p.net_ms * 1e-3};
+  }
+
+  int dpu_cores() const override {
+    return static_cast<int>(std::max<std::int64_t>(1, target_.dpu_cores));
+  }
+  int host_cores() const override {
+    return static_cast<int>(std::max<std::int64_t>(1, target_.host_cores));
   }
 
   double transfer_seconds(std::int64_t bytes) const override {
