@@ -1,5 +1,6 @@
 // dpushard split FILE.xmodel --nodes N [--strategy experts|pipeline|replicate|auto]
-//   [--objective latency|throughput] [--no-output-fix] [--link-gbps G] [--cuts OP,...]
+//   [--objective latency|throughput] [--max-latency-ms L] [--no-output-fix] [--link-gbps G] [--cuts
+//   OP,...]
 //   [--oracle FILE] [--min-parallel F] [--target kv260|FILE] -o PLAN_DIR [--json]
 // Cuts an `_int` model into fragments for N nodes and writes PLAN_DIR/plan.yaml and
 // PLAN_DIR/fragments/<name>_int.xmodel (docs/splitting.md, docs/plan.md).
@@ -26,6 +27,7 @@ struct SplitCliOptions {
   int nodes = 1;
   std::string strategy = "auto";
   std::string objective = "latency";
+  double max_latency_ms = 0;  // 0: no bound
   bool no_output_fix = false;
   double link_gbps = 1.0;
   std::vector<std::string> cuts;
@@ -55,6 +57,7 @@ nlohmann::json to_json(const Plan& plan, const std::string& dir) {
                       {"strategy", plan.strategy},
                       {"requested_strategy", plan.requested_strategy},
                       {"objective", plan.objective},
+                      {"max_latency_ms", plan.max_latency_ms},
                       {"nodes", plan.nodes},
                       {"output_fix", plan.output_fix},
                       {"cost_model", plan.cost_model},
@@ -102,7 +105,9 @@ void print_human(const Plan& plan, const std::string& dir) {
   out << "split: " << plan.model_file << " -> " << dir << ": " << plan.strategy;
   if (plan.strategy != plan.requested_strategy) out << " (asked " << plan.requested_strategy << ")";
   out << " on " << plan.nodes << " node" << (plan.nodes == 1 ? "" : "s") << ", objective "
-      << plan.objective << (plan.output_fix ? "" : ", NO output fix (ablation)") << "\n";
+      << plan.objective
+      << (plan.max_latency_ms > 0 ? ", latency <= " + fixed(plan.max_latency_ms, 3) + " ms" : "")
+      << (plan.output_fix ? "" : ", NO output fix (ablation)") << "\n";
   out << "  cost model " << plan.cost_model << ", link " << fixed(plan.link_gbps, 3) << " Gb/s\n";
   out << "  " << plan.structure << "\n";
   out << "  predicted: latency " << fixed(plan.predicted.latency_ms, 3) << " ms, throughput "
@@ -136,6 +141,7 @@ int run_split(const SplitCliOptions& o) {
   options.nodes = o.nodes;
   options.strategy = parse_strategy(o.strategy);
   options.objective = parse_objective(o.objective);
+  options.max_latency_ms = o.max_latency_ms;
   options.output_fix = !o.no_output_fix;
   options.link_gbps = o.link_gbps;
   options.cuts = o.cuts;
@@ -174,6 +180,17 @@ Command add_split_command(CLI::App& app) {
   sub->add_option("--objective", o.objective, "What auto optimises: latency or throughput")
       ->capture_default_str()
       ->check(CLI::IsMember({"latency", "throughput"}));
+  sub->add_option("--max-latency-ms", o.max_latency_ms,
+                  "Only plans whose predicted per-frame latency (the cost model's, not a "
+                  "measured p99) is at most this; auto picks the best of them for --objective")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            double v = 0;
+            return CLI::detail::lexical_cast(text, v) && v > 0
+                       ? std::string()
+                       : "'" + text + "' is not a positive number of milliseconds";
+          },
+          "MS"));
   sub->add_flag("--no-output-fix", o.no_output_fix,
                 "Naive split for the ablation: fragments end before their output fix");
   sub->add_option("--link-gbps", o.link_gbps, "Link speed between nodes, Gb/s")

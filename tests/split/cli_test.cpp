@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -224,6 +226,71 @@ TEST(CliSplit, TargetPricesFragmentsWithPredict) {
       dir, "split " + resnet + " --nodes 2 --target nosuch -o " + quoted((dir / "x").string()));
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_THAT(bad.err, HasSubstr("nosuch"));
+}
+
+// --objective throughput --max-latency-ms L (issue 16): the 20M zoo CNN on 3 KV260s at
+// 1 Gbit/s. Unbounded, auto takes replicate (the most fps); under a bound tighter than one
+// node's latency it must take a model-parallel plan; a bound no plan meets is one line naming
+// the best latency reachable, and nothing is written.
+TEST(CliSplit, LatencyBoundChoosesModelParallelOverReplicate) {
+  ScratchDir dir;
+  const std::string model = quoted((dir / "cnn20_int.xmodel").string());
+  ASSERT_EQ(
+      run_cli(dir, "zoo cnn --params 20M --experts 3 --input 224x224x3 -o " + model).exit_code, 0);
+  const std::string split = "split " + model +
+                            " --nodes 3 --target kv260 --link-gbps 1 --objective throughput "
+                            "--json -o ";
+  const Result free = run_cli(dir, split + quoted((dir / "free").string()));
+  ASSERT_EQ(free.exit_code, 0) << free.err;
+  const json f = json::parse(free.out);
+  EXPECT_EQ(f.at("strategy"), "replicate");
+  EXPECT_EQ(f.at("max_latency_ms"), 0.0);
+  const double one_node = f.at("predicted").at("latency_ms");  // replicate: one node's latency
+  double best_latency = one_node;
+  for (const auto& c : f.at("candidates"))
+    if (c.contains("latency_ms"))
+      best_latency = std::min(best_latency, c.at("latency_ms").get<double>());
+  ASSERT_LT(best_latency, one_node) << "no model-parallel candidate beats one node";
+
+  const double bound = (best_latency + one_node) / 2;
+  const Result bounded = run_cli(dir, split + quoted((dir / "bounded").string()) +
+                                          " --max-latency-ms " + std::to_string(bound));
+  ASSERT_EQ(bounded.exit_code, 0) << bounded.err;
+  const json b = json::parse(bounded.out);
+  const std::string chosen = b.at("strategy");
+  EXPECT_TRUE(chosen == "experts" || chosen == "pipeline") << chosen;
+  EXPECT_LE(b.at("predicted").at("latency_ms").get<double>(), bound);
+  EXPECT_NEAR(b.at("max_latency_ms").get<double>(), bound, 1e-6);
+  EXPECT_EQ(b.at("candidates"), f.at("candidates"));  // every candidate still recorded
+  bool replicate_left_out = false;
+  for (const auto& a : b.at("adjustments"))
+    replicate_left_out |= a.at("kind") == "latency_bound" && a.at("at") == "replicate";
+  EXPECT_TRUE(replicate_left_out) << b.at("adjustments");
+  // The bounded plan is the most fps among the candidates under the bound.
+  for (const auto& c : b.at("candidates")) {
+    if (c.contains("latency_ms") && c.at("latency_ms").get<double>() <= bound) {
+      EXPECT_GE(b.at("predicted").at("throughput_fps").get<double>(),
+                c.at("throughput_fps").get<double>() - 1e-9);
+    }
+  }
+
+  char best[32];
+  std::snprintf(best, sizeof best, "%.3f ms", best_latency);
+  const Result none = run_cli(dir, split + quoted((dir / "none").string()) + " --max-latency-ms " +
+                                       std::to_string(best_latency / 2));
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_THAT(none.err, HasSubstr("no plan meets --max-latency-ms"));
+  EXPECT_THAT(none.err, HasSubstr(best));
+  EXPECT_EQ(none.err.find('\n'), none.err.size() - 1) << none.err;
+  EXPECT_TRUE(none.out.empty());
+  EXPECT_FALSE(std::filesystem::exists(dir / "none"));
+
+  // A named strategy must meet the bound too.
+  const Result named =
+      run_cli(dir, split + quoted((dir / "named").string()) +
+                       " --strategy replicate --max-latency-ms " + std::to_string(bound));
+  EXPECT_EQ(named.exit_code, 1);
+  EXPECT_THAT(named.err, HasSubstr("the replicate plan's predicted latency"));
 }
 
 TEST(CliMicro, ListsAndWritesTheSuite) {

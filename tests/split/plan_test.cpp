@@ -68,6 +68,20 @@ TEST_F(PlanFiles, ReadBackEqualsWhatWasWritten) {
   }
 }
 
+// --max-latency-ms is recorded (only when given) and read back; a negative bound is refused.
+TEST_F(PlanFiles, LatencyBoundIsRecordedAndReadBack) {
+  EXPECT_EQ(plan_to_yaml(plan_).find("max_latency_ms"), std::string::npos);
+  Plan bounded = plan_;
+  bounded.max_latency_ms = 12.5;
+  EXPECT_THAT(plan_to_yaml(bounded), HasSubstr("max_latency_ms: 12.5"));
+  EXPECT_EQ(plan_from_yaml(plan_to_yaml(bounded), "x"), bounded);
+  std::string negative = plan_to_yaml(bounded);
+  const auto at = negative.find("max_latency_ms: 12.5");
+  ASSERT_NE(at, std::string::npos);
+  negative.replace(at, 20, "max_latency_ms: -1");
+  EXPECT_THAT(error_of_text(negative), HasSubstr("max_latency_ms"));
+}
+
 TEST_F(PlanFiles, RecordsWhatTheIssueAsksFor) {
   const std::string text = testing::read_bytes(dir_.path() / "plan.yaml");
   for (const char* key :

@@ -125,6 +125,7 @@ struct Plan {
   std::string strategy;                   // the one used
   std::string requested_strategy;         // the one asked for
   std::string objective;                  // "latency" or "throughput"
+  double max_latency_ms = 0;              // the predicted-latency bound; 0: none
   int nodes = 1;
   bool output_fix = true;
   double link_gbps = 1.0;

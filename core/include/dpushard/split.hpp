@@ -104,6 +104,10 @@ struct SplitOptions {
   int nodes = 1;
   Strategy strategy = Strategy::Auto;
   Objective objective = Objective::Latency;
+  // > 0: only plans whose predicted per-frame latency (the cost model's, not a measured p99)
+  // is at most this many ms; auto picks the best of those for the objective, a named strategy
+  // must meet it, and no plan meeting it is an error naming the best latency reachable.
+  double max_latency_ms = 0;
   bool output_fix = true;         // false: the naive split for the ablation (--no-output-fix)
   std::vector<std::string> cuts;  // pipeline: ops to cut after (moved to safe points)
   // experts: a fork-join is used only when its branches hold at least this fraction of

@@ -32,6 +32,7 @@ void check_plan(const Plan& plan) {
     throw Error("strategy: unknown '" + plan.strategy + "'");
   if (plan.objective != "latency" && plan.objective != "throughput")
     throw Error("objective: unknown '" + plan.objective + "'");
+  if (!(plan.max_latency_ms >= 0)) throw Error("max_latency_ms: must be a number >= 0");
   if (plan.fragments.empty()) throw Error("fragments: empty");
   if (plan.model_inputs.empty()) throw Error("model.inputs: empty");
   if (plan.model_outputs.empty()) throw Error("model.outputs: empty");

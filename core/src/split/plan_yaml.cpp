@@ -174,6 +174,8 @@ std::string plan_to_yaml(const Plan& plan) {
   out << YAML::Key << "strategy" << YAML::Value << plan.strategy;
   out << YAML::Key << "requested_strategy" << YAML::Value << plan.requested_strategy;
   out << YAML::Key << "objective" << YAML::Value << plan.objective;
+  if (plan.max_latency_ms > 0)
+    out << YAML::Key << "max_latency_ms" << YAML::Value << number(plan.max_latency_ms);
   out << YAML::Key << "nodes" << YAML::Value << plan.nodes;
   out << YAML::Key << "output_fix" << YAML::Value << plan.output_fix;
   out << YAML::Key << "link_gbps" << YAML::Value << number(plan.link_gbps);
@@ -291,9 +293,9 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
   }
   const Reader r(origin);
   r.only(root,
-         {"version", "model", "strategy", "requested_strategy", "objective", "nodes", "output_fix",
-          "link_gbps", "cost_model", "oracle", "structure", "predicted", "candidates", "slots",
-          "fragments", "edges", "adjustments"},
+         {"version", "model", "strategy", "requested_strategy", "objective", "max_latency_ms",
+          "nodes", "output_fix", "link_gbps", "cost_model", "oracle", "structure", "predicted",
+          "candidates", "slots", "fragments", "edges", "adjustments"},
          "(top)");
   Plan plan;
   plan.version = r.get<int>(root, "version", "(top)");
@@ -308,6 +310,7 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
   plan.strategy = r.get<std::string>(root, "strategy", "(top)");
   plan.requested_strategy = r.get<std::string>(root, "requested_strategy", "(top)");
   plan.objective = r.get<std::string>(root, "objective", "(top)");
+  if (root["max_latency_ms"]) plan.max_latency_ms = r.get<double>(root, "max_latency_ms", "(top)");
   plan.nodes = r.get<int>(root, "nodes", "(top)");
   plan.output_fix = r.get<bool>(root, "output_fix", "(top)");
   plan.link_gbps = r.get<double>(root, "link_gbps", "(top)");

@@ -1,5 +1,8 @@
 // split_model: choose the strategy, extract the fragments, assemble the plan.
 #include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <string>
 
 #include "dpushard/cost.hpp"
 #include "dpushard/shape.hpp"
@@ -38,11 +41,20 @@ std::vector<CostModel::FragmentLoad> fragment_prices(const CostModel& cost,
   return prices;
 }
 
+// Milliseconds for messages: three decimals, as `split` prints them.
+std::string format_ms(double ms) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", ms);
+  return buf;
+}
+
 }  // namespace
 
 SplitResult split_model(const Graph& model, const SplitOptions& options) {
   if (options.nodes < 1)
     throw Error("split: --nodes must be at least 1, got " + std::to_string(options.nodes));
+  if (!(options.max_latency_ms >= 0))
+    throw Error("split: --max-latency-ms must be a positive number of milliseconds");
   if (is_compiled(model))
     throw Error("split: '" + model.name() + "' is a compiled xmodel; split the _int.xmodel");
   validate(model);
@@ -127,16 +139,47 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
     return std::nullopt;
   };
 
+  // The latency bound (--max-latency-ms): a candidate whose predicted latency exceeds it is
+  // out of the running; none left is an error naming the best latency reachable.
+  const double bound = options.max_latency_ms;
+  auto meets_bound = [&](std::size_t i) {
+    return partitions[i] && (bound <= 0 || candidates[i].predicted.latency_ms <= bound);
+  };
+  auto best_latency = [&] {
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+      if (partitions[i] &&
+          (!best || candidates[i].predicted.latency_ms < candidates[*best].predicted.latency_ms))
+        best = i;
+    return *best;  // replicate is always possible
+  };
+  auto bound_error = [&](const std::string& what) {
+    const auto& best = candidates[best_latency()];
+    return Error("split: " + what + " --max-latency-ms " + format_ms(bound) +
+                 ": the best predicted latency reachable on " + std::to_string(options.nodes) +
+                 " node" + (options.nodes == 1 ? "" : "s") + " is " +
+                 format_ms(best.predicted.latency_ms) + " ms (" + best.strategy + ")");
+  };
+
   std::size_t chosen = 0;
   const std::string requested(strategy_name(options.strategy));
   if (options.nodes == 1) {
     chosen = 0;
   } else if (options.strategy == Strategy::Auto) {
-    for (std::size_t i = 1; i < candidates.size(); ++i)
-      if (partitions[i] &&
-          split::better_prediction(candidates[i].predicted, candidates[chosen].predicted,
-                                   options.objective))
-        chosen = i;
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+      if (meets_bound(i) &&
+          (!best || split::better_prediction(candidates[i].predicted, candidates[*best].predicted,
+                                             options.objective)))
+        best = i;
+    if (!best) throw bound_error("no plan meets");
+    chosen = *best;
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+      if (partitions[i] && !meets_bound(i))
+        adjustments.push_back({"latency_bound", candidates[i].strategy, candidates[chosen].strategy,
+                               candidates[i].strategy + " left out: predicted latency " +
+                                   format_ms(candidates[i].predicted.latency_ms) +
+                                   " ms exceeds --max-latency-ms " + format_ms(bound)});
   } else if (auto i = index_of(requested)) {
     chosen = *i;
   } else {
@@ -152,6 +195,9 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
         {"fallback", requested, candidates[chosen].strategy,
          requested + " is not possible: " + why + "; using " + candidates[chosen].strategy});
   }
+  if (!meets_bound(chosen))
+    throw bound_error("the " + candidates[chosen].strategy + " plan's predicted latency " +
+                      format_ms(candidates[chosen].predicted.latency_ms) + " ms exceeds");
   Partition partition = std::move(*partitions[chosen]);
   adjustments.insert(adjustments.end(), partition.adjustments.begin(), partition.adjustments.end());
   if (options.nodes == 1 && options.strategy != Strategy::Replicate &&
@@ -176,6 +222,7 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   plan.strategy = partition.strategy;
   plan.requested_strategy = requested;
   plan.objective = std::string(objective_name(options.objective));
+  plan.max_latency_ms = bound > 0 ? bound : 0;
   plan.nodes = options.nodes;
   plan.output_fix = options.output_fix;
   plan.cost_parameters = cost.parameters();
