@@ -8,8 +8,9 @@
 #
 # The sweep: cnn 10M, 20M, 50M at 224x224, 1-3 nodes, three strategies, each configuration
 # streaming at least 30 s of frames (sweep_min_seconds): about 11-12 minutes of suites per
-# run on the sim workers. The direct run uses fixed ports, so it runs under the port lock
-# of the shared machine (/work/trees/ports.lock, when it exists).
+# run on the sim workers. The direct run uses fixed ports (127.0.0.1:7711-7713); on a
+# machine shared with other runs, set DPUSHARD_PORT_LOCK to a lock file they all take with
+# flock(1), and the direct run holds it.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$src/build/rel}" && pwd)
@@ -24,7 +25,7 @@ vars=$(cat <<JSON
 JSON
 )
 lock=()
-[[ -e /work/trees/ports.lock ]] && lock=(flock /work/trees/ports.lock)
+[[ -n ${DPUSHARD_PORT_LOCK:-} ]] && lock=(flock "$DPUSHARD_PORT_LOCK")
 
 ansible-playbook -i inventories/slurm-local playbooks/slurm-local.yml
 echo "slurm-overhead: direct run, $(date -u +%FT%TZ)"
