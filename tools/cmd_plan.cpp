@@ -13,6 +13,7 @@
 #include "dpushard/compiled_check.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/plan.hpp"
+#include "dpushard/sha256.hpp"
 #include "dpushard/xmodel.hpp"
 
 namespace dpushard::cli {

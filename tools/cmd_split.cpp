@@ -15,6 +15,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dpushard/perf.hpp"
+#include "dpushard/sha256.hpp"
 #include "dpushard/split.hpp"
 #include "dpushard/xmodel.hpp"
 #include "read_model.hpp"

@@ -4,6 +4,7 @@
 
 #include "dpushard/error.hpp"
 #include "dpushard/perf.hpp"
+#include "dpushard/sha256.hpp"
 #include "dpushard/split.hpp"
 #include "dpushard/xmodel.hpp"
 #include "dpushard/zoo.hpp"

@@ -12,6 +12,7 @@
 
 #include "dpushard/builtin_backends.hpp"
 #include "dpushard/cluster.hpp"
+#include "dpushard/sha256.hpp"
 #include "dpushard/split.hpp"
 #include "dpushard/zoo.hpp"
 #include "net/connection.hpp"

@@ -295,12 +295,5 @@ TEST(NetProtocol, EveryErrorCodeHasItsOwnName) {
   EXPECT_EQ(error_code_name(static_cast<ErrorCode>(16)), "unknown");
 }
 
-TEST(NetProtocol, DigestsInHex) {
-  const Digest d = digest_of(0xA0);
-  EXPECT_EQ(digest_from_hex(digest_hex(d)), d);
-  EXPECT_THROW(digest_from_hex("abc"), Error);
-  EXPECT_THROW(digest_from_hex(std::string(64, 'g')), Error);
-}
-
 }  // namespace
 }  // namespace dpushard::net

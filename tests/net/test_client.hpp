@@ -22,6 +22,7 @@
 #include "dpushard/builder.hpp"
 #include "dpushard/net.hpp"
 #include "dpushard/protocol.hpp"
+#include "dpushard/sha256.hpp"
 #include "dpushard/xmodel.hpp"
 #include "net/auth.hpp"
 
@@ -206,7 +207,7 @@ inline std::vector<std::uint8_t> bytes_of(const std::string& text) {
 }
 
 inline Digest sha_of(const std::string& text) {
-  return sha256_of(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+  return sha256(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
 }
 
 // Uploads `bytes` in chunks of `chunk` and waits for UPLOAD_DONE.

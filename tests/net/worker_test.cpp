@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "dpushard/sha256.hpp"
 #include "test_client.hpp"
 
 namespace dpushard::net::testing {
@@ -47,7 +48,7 @@ TEST_F(WorkerTest, CachesFragmentsByHashAcrossRestarts) {
     EXPECT_EQ(w.worker().counters().upload_bytes_received, bytes.size());
     EXPECT_EQ(w.worker().counters().fragments_stored, 1u);
   }
-  EXPECT_TRUE(std::filesystem::is_regular_file(cache_ / (digest_hex(sha) + ".xmodel")));
+  EXPECT_TRUE(std::filesystem::is_regular_file(cache_ / (to_hex(sha) + ".xmodel")));
   WorkerThread again(test_worker_options(cache_));
   TestClient client(again.port());
   client.handshake("secret");
@@ -82,7 +83,7 @@ TEST_F(WorkerTest, NeverKeepsAFragmentItRefusedToLoad) {
   EXPECT_NE(refused.message.find("not an xmodel"), std::string::npos) << refused.message;
   client.send(HaveQuery{{sha_of(garbage)}});
   EXPECT_EQ(std::get<HaveReply>(client.expect()).have, std::vector<std::uint8_t>{0});
-  EXPECT_FALSE(std::filesystem::exists(cache_ / (digest_hex(sha_of(garbage)) + ".xmodel")));
+  EXPECT_FALSE(std::filesystem::exists(cache_ / (to_hex(sha_of(garbage)) + ".xmodel")));
 }
 
 TEST_F(WorkerTest, RunsFramesOfOneFragmentBitExactly) {
@@ -249,7 +250,7 @@ TEST_F(WorkerTest, ReportsWrongTensorsAndMissingFragments) {
   client.send(single_fragment_load(sha_of(bytes)));
   const auto missing = std::get<FrameError>(client.expect());
   EXPECT_EQ(missing.code, ErrorCode::kBadFragment);
-  EXPECT_NE(missing.message.find(digest_hex(sha_of(bytes))), std::string::npos);
+  EXPECT_NE(missing.message.find(to_hex(sha_of(bytes))), std::string::npos);
 
   upload(client, bytes);
   client.send(single_fragment_load(sha_of(bytes)));

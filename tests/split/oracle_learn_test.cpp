@@ -12,6 +12,7 @@
 #include "dpushard/micro.hpp"
 #include "dpushard/oracle_learn.hpp"
 #include "dpushard/plan.hpp"
+#include "dpushard/sha256.hpp"
 #include "dpushard/xmodel.hpp"
 #include "xmodel/fixtures.hpp"
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <set>
 
+#include "dpushard/sha256.hpp"
 #include "split/split_helpers.hpp"
 #include "xmodel/fixtures.hpp"
 

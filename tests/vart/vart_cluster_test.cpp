@@ -12,6 +12,7 @@
 #include "compile_equivalent.hpp"
 #include "double/vart_double.hpp"
 #include "dpushard/cluster.hpp"
+#include "dpushard/sha256.hpp"
 #include "dpushard/split.hpp"
 #include "dpushard/vart_backend.hpp"
 #include "dpushard/xmodel.hpp"
@@ -81,8 +82,8 @@ class VartCluster : public ::testing::Test {
     const std::string bytes = serialize_xmodel(compiled);
     const std::string file = "fragments/" + plan_.fragments[0].name + ".xmodel";
     std::ofstream(dir_ / "plan" / file, std::ios::binary) << bytes;
-    const std::string sha = net::digest_hex(net::sha256_of(
-        std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size())));
+    const std::string sha = to_hex(
+        sha256(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size())));
     plan_.fragments[0].compiled = PlanCompiled{file, sha, compiled_for};
     write_plan(plan_, dir_ / "plan");
     plan_ = read_plan(dir_ / "plan");

@@ -167,7 +167,4 @@ std::vector<QTensor> run_plan_locally(const Plan& plan, const std::filesystem::p
                                       const std::vector<QTensor>& inputs,
                                       const LocalRunOptions& options = {});
 
-// Lowercase hex sha256 of a file's bytes; throws naming the file when unreadable.
-std::string sha256_file(const std::filesystem::path& path);
-
 }  // namespace dpushard

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dpushard/error.hpp"
+#include "dpushard/sha256.hpp"
 #include "dpushard/tensor.hpp"
 
 namespace dpushard::net {
@@ -27,14 +28,14 @@ inline constexpr std::uint32_t kMagic = 0x48535044;  // bytes 'D' 'P' 'S' 'H'
 // 3: AUTH_OK carries the worker's DPU (fingerprint and batch; 0 without a DPU).
 inline constexpr std::uint16_t kProtocolVersion = 3;
 inline constexpr std::size_t kHeaderBytes = 20;
-inline constexpr std::size_t kDigestBytes = 32;  // sha256 hashes, nonces and HMACs
+inline constexpr std::size_t kDigestBytes = kSha256Bytes;  // sha256 hashes, nonces and HMACs
 inline constexpr std::size_t kMaxNameBytes = 4096;
 inline constexpr std::size_t kMaxTensorRank = 8;
 // TensorMsg::slot value that addresses the orchestrator; index is then a plan output.
 inline constexpr std::uint32_t kOrchestratorSlot = 0xFFFFFFFFu;
 inline constexpr std::uint64_t kNoFrame = ~std::uint64_t{0};
 
-using Digest = std::array<std::uint8_t, kDigestBytes>;
+using Digest = Sha256Digest;
 
 enum class MessageType : std::uint16_t {
   kHello = 0x01,
@@ -290,8 +291,5 @@ Message decode_meta(const FrameHeader& header, std::span<const std::uint8_t> met
 std::vector<std::int8_t>* payload_target(Message& message);
 // Decodes one complete frame (exactly `bytes`). Throws ProtocolError.
 Message decode_frame(std::span<const std::uint8_t> bytes, const Limits& limits, bool authenticated);
-
-std::string digest_hex(const Digest& digest);
-Digest digest_from_hex(std::string_view hex);  // throws dpushard::Error on bad input
 
 }  // namespace dpushard::net

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "dpushard/regular_file.hpp"
+#include "dpushard/sha256.hpp"
 #include "net/auth.hpp"
 
 namespace dpushard::cluster {
@@ -22,9 +23,8 @@ std::vector<std::optional<WireFragment>> read_compiled_fragments(
         "plan fragment '" + fragment.name + "': compiled file " + path.string();
     std::string bytes = read_regular_file(path, what);
     WireFragment wire;
-    wire.sha = net::sha256_of(
-        std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
-    if (!net::digests_equal(wire.sha, net::digest_from_hex(fragment.compiled->sha256)))
+    wire.sha = sha256(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+    if (!net::digests_equal(wire.sha, sha256_from_hex(fragment.compiled->sha256)))
       throw Error(what + " does not have the sha256 the plan records");
     wire.bytes = std::make_shared<const std::string>(std::move(bytes));
     out.push_back(std::move(wire));

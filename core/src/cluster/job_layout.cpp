@@ -9,6 +9,7 @@
 #include "dpushard/builder.hpp"
 #include "dpushard/model_check.hpp"
 #include "dpushard/regular_file.hpp"
+#include "dpushard/sha256.hpp"
 #include "dpushard/xmodel.hpp"
 #include "net/auth.hpp"
 
@@ -23,8 +24,7 @@ std::string read_file(const std::filesystem::path& path, const std::string& what
 }
 
 net::Digest sha_of(const std::string& bytes) {
-  return net::sha256_of(
-      std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+  return sha256(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
 }
 
 std::size_t index_of(const std::vector<PlanTensor>& tensors, const std::string& name,
@@ -39,7 +39,7 @@ std::pair<WireFragment, std::vector<std::string>> wire_fragment(
     const PlanFragment& fragment, const std::filesystem::path& plan_dir) {
   const std::string what = "plan fragment '" + fragment.name + "'";
   std::string bytes = read_file(plan_dir / fragment.file, what);
-  const net::Digest recorded = net::digest_from_hex(fragment.sha256);
+  const net::Digest recorded = sha256_from_hex(fragment.sha256);
   if (!net::digests_equal(sha_of(bytes), recorded))
     throw Error(what + ": " + (plan_dir / fragment.file).string() +
                 " does not have the sha256 the plan records");

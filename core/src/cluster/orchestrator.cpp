@@ -9,6 +9,7 @@
 #include <set>
 
 #include "compiled_fragments.hpp"
+#include "dpushard/sha256.hpp"
 #include "dpushard/shape.hpp"
 #include "net/auth.hpp"
 #include "net/cpu_time.hpp"
@@ -211,7 +212,7 @@ void Orchestrator::upload(const JobLayout& layout, RunResult& result) {
     if (it == layout.assignments.end()) continue;
     net::HaveQuery query;
     for (const net::FragmentAssignment& a : it->second) {
-      if (!seen.insert(net::digest_hex(a.sha)).second) continue;
+      if (!seen.insert(to_hex(a.sha)).second) continue;
       for (std::size_t k = 0; k < layout.fragments.size(); ++k)
         if (layout.fragments[k].sha == a.sha) {
           wanted[node].push_back(k);

@@ -2,12 +2,11 @@
 
 #include "dpushard/tensor.hpp"
 
-#include <openssl/evp.h>
-
 #include <array>
 #include <memory>
 
 #include "dpushard/error.hpp"
+#include "dpushard/sha256.hpp"
 
 namespace dpushard {
 
@@ -18,21 +17,8 @@ std::int64_t QTensor::element_count() const {
 }
 
 std::string sha256_hex(const QTensor& tensor) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int length = 0;
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), tensor.data.data(), tensor.data.size()) != 1 ||
-      EVP_DigestFinal_ex(ctx.get(), digest.data(), &length) != 1)
-    throw Error("sha256 of tensor '" + tensor.name + "' failed in OpenSSL");
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * length);
-  for (unsigned int i = 0; i < length; ++i) {
-    hex.push_back(kHex[digest[i] >> 4]);
-    hex.push_back(kHex[digest[i] & 0xF]);
-  }
-  return hex;
+  return to_hex(sha256(
+      std::span(reinterpret_cast<const std::uint8_t*>(tensor.data.data()), tensor.data.size())));
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// Shared-token authentication and sha256 digests, on OpenSSL.
+// Shared-token authentication, on OpenSSL.
 
 #include "auth.hpp"
 
@@ -49,31 +49,6 @@ Digest server_proof(const std::string& token, const Digest& client_nonce,
 
 bool digests_equal(const Digest& a, const Digest& b) {
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
-}
-
-Digest sha256_of(std::span<const std::uint8_t> bytes) {
-  Sha256Stream stream;
-  stream.update(bytes.data(), bytes.size());
-  return stream.finish();
-}
-
-Sha256Stream::Sha256Stream() : ctx_(EVP_MD_CTX_new()) {
-  if (ctx_ == nullptr || EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) != 1)
-    throw Error("sha256 init failed in OpenSSL");
-}
-
-Sha256Stream::~Sha256Stream() { EVP_MD_CTX_free(ctx_); }
-
-void Sha256Stream::update(const void* data, std::size_t size) {
-  if (EVP_DigestUpdate(ctx_, data, size) != 1) throw Error("sha256 update failed in OpenSSL");
-}
-
-Digest Sha256Stream::finish() {
-  Digest digest{};
-  unsigned int length = 0;
-  if (EVP_DigestFinal_ex(ctx_, digest.data(), &length) != 1 || length != digest.size())
-    throw Error("sha256 final failed in OpenSSL");
-  return digest;
 }
 
 }  // namespace dpushard::net

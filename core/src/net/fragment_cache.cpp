@@ -6,6 +6,7 @@
 
 #include "dpushard/atomic_file.hpp"
 #include "dpushard/regular_file.hpp"
+#include "dpushard/sha256.hpp"
 
 namespace dpushard::net {
 
@@ -15,7 +16,7 @@ namespace {
   throw ProtocolError(ErrorCode::kBadFragment, message);
 }
 
-std::string random_suffix() { return digest_hex(random_nonce()).substr(0, 16); }
+std::string random_suffix() { return to_hex(random_nonce()).substr(0, 16); }
 
 }  // namespace
 
@@ -38,7 +39,7 @@ FragmentCache::~FragmentCache() {
 }
 
 std::filesystem::path FragmentCache::path_of(const Digest& sha) const {
-  return dir_ / (digest_hex(sha) + ".xmodel");
+  return dir_ / (to_hex(sha) + ".xmodel");
 }
 
 bool FragmentCache::has(const Digest& sha) const {
@@ -50,7 +51,7 @@ std::string FragmentCache::read_verified(const Digest& sha) const {
   const auto path = path_of(sha);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
-    bad_fragment("fragment " + digest_hex(sha) + " is not in the cache");
+    bad_fragment("fragment " + to_hex(sha) + " is not in the cache");
   std::string bytes;
   try {
     bytes = read_regular_file(path, "cached fragment " + path.string());
@@ -58,11 +59,11 @@ std::string FragmentCache::read_verified(const Digest& sha) const {
     bad_fragment(e.what());
   }
   const Digest actual =
-      sha256_of(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+      sha256(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
   if (!digests_equal(actual, sha)) {
     std::error_code ignored;
     std::filesystem::remove(path, ignored);
-    bad_fragment("cached fragment " + digest_hex(sha) + " is damaged (removed)");
+    bad_fragment("cached fragment " + to_hex(sha) + " is damaged (removed)");
   }
   return bytes;
 }
@@ -86,14 +87,14 @@ FragmentCache::Upload::Upload(const FragmentCache& cache, const Digest& sha,
 FragmentCache::Upload::~Upload() = default;
 
 bool FragmentCache::Upload::append(std::uint64_t offset, std::span<const std::int8_t> bytes) {
-  if (committed_) bad_fragment("fragment " + digest_hex(sha_) + " is already complete");
+  if (committed_) bad_fragment("fragment " + to_hex(sha_) + " is already complete");
   if (offset != received_)
-    throw ProtocolError(ErrorCode::kMalformed, "upload of " + digest_hex(sha_) +
-                                                   ": chunk at offset " + std::to_string(offset) +
-                                                   ", expected " + std::to_string(received_));
+    throw ProtocolError(ErrorCode::kMalformed, "upload of " + to_hex(sha_) + ": chunk at offset " +
+                                                   std::to_string(offset) + ", expected " +
+                                                   std::to_string(received_));
   if (bytes.size() > total_ - received_)
     throw ProtocolError(ErrorCode::kMalformed,
-                        "upload of " + digest_hex(sha_) + " overruns its announced size");
+                        "upload of " + to_hex(sha_) + " overruns its announced size");
   try {
     file_->write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   } catch (const Error& e) {
@@ -109,11 +110,11 @@ bool FragmentCache::Upload::append(std::uint64_t offset, std::span<const std::in
 void FragmentCache::Upload::commit() {
   const Digest actual = hash_.finish();
   if (!digests_equal(actual, sha_))
-    bad_fragment("uploaded bytes hash to " + digest_hex(actual) + ", not " + digest_hex(sha_));
+    bad_fragment("uploaded bytes hash to " + to_hex(actual) + ", not " + to_hex(sha_));
   try {
     file_->commit();
   } catch (const Error& e) {
-    bad_fragment("cannot store fragment " + digest_hex(sha_) + ": " + e.what());
+    bad_fragment("cannot store fragment " + to_hex(sha_) + ": " + e.what());
   }
   committed_ = true;
 }

@@ -12,6 +12,7 @@
 #include "auth.hpp"
 #include "dpushard/atomic_file.hpp"
 #include "dpushard/protocol.hpp"
+#include "dpushard/sha256.hpp"
 
 namespace dpushard::net {
 
@@ -52,7 +53,7 @@ class FragmentCache {
     std::uint64_t total_;
     std::uint64_t received_ = 0;
     std::unique_ptr<AtomicFile> file_;
-    Sha256Stream hash_;
+    Sha256 hash_;
     bool committed_ = false;
   };
 

@@ -9,6 +9,7 @@
 
 #include "cpu_time.hpp"
 #include "dpushard/model_check.hpp"
+#include "dpushard/sha256.hpp"
 #include "dpushard/xmodel.hpp"
 #include "handshake.hpp"
 
@@ -36,7 +37,7 @@ void Job::start(std::function<void(ErrorCode, const std::string&)> done) {
       for (const FragmentAssignment& fragment : self->load_.fragments) {
         const std::string bytes = self->ctx_.cache.read_verified(fragment.sha);
         const std::string origin =
-            "fragment '" + fragment.name + "' (" + digest_hex(fragment.sha) + ")";
+            "fragment '" + fragment.name + "' (" + to_hex(fragment.sha) + ")";
         Graph graph;
         try {
           graph = parse_xmodel(bytes, origin);

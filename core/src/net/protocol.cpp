@@ -616,30 +616,4 @@ Message decode_frame(std::span<const std::uint8_t> bytes, const Limits& limits,
   return message;
 }
 
-std::string digest_hex(const Digest& digest) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * digest.size());
-  for (std::uint8_t byte : digest) {
-    hex.push_back(kHex[byte >> 4]);
-    hex.push_back(kHex[byte & 0xF]);
-  }
-  return hex;
-}
-
-Digest digest_from_hex(std::string_view hex) {
-  if (hex.size() != 2 * kDigestBytes)
-    throw Error("sha256 '" + std::string(hex) + "' is not 64 hex digits");
-  auto nibble = [&](char c) -> std::uint8_t {
-    if (c >= '0' && c <= '9') return static_cast<std::uint8_t>(c - '0');
-    if (c >= 'a' && c <= 'f') return static_cast<std::uint8_t>(c - 'a' + 10);
-    if (c >= 'A' && c <= 'F') return static_cast<std::uint8_t>(c - 'A' + 10);
-    throw Error("sha256 '" + std::string(hex) + "' is not 64 hex digits");
-  };
-  Digest digest{};
-  for (std::size_t i = 0; i < kDigestBytes; ++i)
-    digest[i] = static_cast<std::uint8_t>(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
-  return digest;
-}
-
 }  // namespace dpushard::net

@@ -2,6 +2,7 @@
 
 #include "session.hpp"
 
+#include "dpushard/sha256.hpp"
 #include "handshake.hpp"
 #include "job.hpp"
 
@@ -79,16 +80,16 @@ void Session::on_upload(UploadChunk&& chunk) {
   auto it = uploads_.find(chunk.sha);
   if (it == uploads_.end()) {
     if (chunk.offset != 0)
-      throw ProtocolError(ErrorCode::kMalformed, "upload of " + digest_hex(chunk.sha) +
-                                                     " starts at offset " +
-                                                     std::to_string(chunk.offset));
+      throw ProtocolError(
+          ErrorCode::kMalformed,
+          "upload of " + to_hex(chunk.sha) + " starts at offset " + std::to_string(chunk.offset));
     it = uploads_
              .emplace(chunk.sha, std::make_unique<FragmentCache::Upload>(ctx_.cache, chunk.sha,
                                                                          chunk.total_bytes))
              .first;
   } else if (it->second->total_bytes() != chunk.total_bytes) {
     throw ProtocolError(ErrorCode::kMalformed,
-                        "upload of " + digest_hex(chunk.sha) + " changed its size");
+                        "upload of " + to_hex(chunk.sha) + " changed its size");
   }
   ctx_.counters.upload_bytes_received.fetch_add(chunk.bytes.size(), std::memory_order_relaxed);
   bool complete = false;
@@ -102,7 +103,7 @@ void Session::on_upload(UploadChunk&& chunk) {
   if (!complete) return;
   uploads_.erase(it);
   ctx_.counters.fragments_stored.fetch_add(1, std::memory_order_relaxed);
-  ctx_.log->info("event=fragment_stored sha256={} from=\"{}\"", digest_hex(chunk.sha), peer_name_);
+  ctx_.log->info("event=fragment_stored sha256={} from=\"{}\"", to_hex(chunk.sha), peer_name_);
   connection_->send(UploadDone{chunk.sha});
 }
 

@@ -11,6 +11,7 @@
 
 #include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/sha256.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
 

@@ -1,43 +1,10 @@
 #include "fragment_io.hpp"
 
-#include <openssl/evp.h>
-
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <memory>
-
 #include "dpushard/backend.hpp"
-#include "dpushard/regular_file.hpp"
+#include "dpushard/sha256.hpp"
 #include "dpushard/xmodel.hpp"
 
 namespace dpushard {
-
-std::string sha256_file(const std::filesystem::path& path) {
-  const RegularFile file(path);
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
-    throw Error("sha256: cannot initialise OpenSSL");
-  std::vector<char> buf(1 << 20);
-  for (;;) {
-    const ssize_t got = ::read(file.fd(), buf.data(), buf.size());
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) throw Error(path.string() + ": read error: " + std::strerror(errno));
-    if (got == 0) break;
-    EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(got));
-  }
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(ctx.get(), md, &len);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
-  }
-  return out;
-}
 
 namespace split {
 
