@@ -68,7 +68,7 @@ if [[ "${DPUSHARD_SKIP_FUZZ:-0}" != "1" ]]; then
   # -O1 with line tables only, as fuzzing builds usually are. Cold and without ccache the
   # two first targets took about 130 CPU-seconds (174 s on a loaded 2-core machine); the
   # three readers added in issue 11 compile plan_yaml/plan_check/names,
-  # cluster_config/token/connection/buffer_pool and tools/npy.cpp on top. Five 30-second
+  # cluster_config/token/connection/buffer_pool on top. Five 30-second
   # runs add 2.5 minutes.
   CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "dpushard/error.hpp"
-#include "npy.hpp"
+#include "dpushard/npy.hpp"
 
 namespace dpushard::cli {
 namespace {
@@ -21,6 +21,9 @@ std::string numpy_shape_text(const std::vector<std::int64_t>& shape) {
 
 QTensor input_from_npy(const std::string& path, const InputSpec& spec) {
   const NpyArray array = read_npy(path);
+  if (array.type != NpyArray::Type::Int8 && array.type != NpyArray::Type::Float32)
+    throw Error(path + ": dtype '" + npy_descr(array.type) +
+                "' is not supported here (int8 '|i1' as is, or float32 '<f4' to quantize)");
   if (array.shape != spec.shape)
     throw Error(path + ": shape " + numpy_shape_text(array.shape) + " does not match input '" +
                 spec.name + "' " + numpy_shape_text(spec.shape) +
@@ -28,14 +31,15 @@ QTensor input_from_npy(const std::string& path, const InputSpec& spec) {
                 std::to_string(spec.fix_point) + ")");
   QTensor t{spec.name, spec.shape, spec.fix_point, {}};
   if (array.type == NpyArray::Type::Int8) {
-    t.data = array.int8;
+    t.data = array.int8_values(path);
     return t;
   }
-  t.data.reserve(array.float32.size());
-  for (std::size_t i = 0; i < array.float32.size(); ++i) {
-    if (!std::isfinite(array.float32[i]))
+  const std::vector<float> values = array.to_float();
+  t.data.reserve(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i]))
       throw Error(path + ": value at index " + std::to_string(i) + " is not finite");
-    t.data.push_back(quantize(double{array.float32[i]}, spec.fix_point, spec.round_mode));
+    t.data.push_back(quantize(double{values[i]}, spec.fix_point, spec.round_mode));
   }
   return t;
 }

@@ -51,9 +51,9 @@ DigitsResult evaluate_digits(const std::filesystem::path& dir, const std::string
                              dir / (model_file + ".xmodel"));
   const OnnxImport imported = import_onnx(dir / model_file);
   const auto& in_shape = imported.graph.inputs().at(0)->output.shape;
-  const FloatTensor xs = read_npy(dir / "test_x.npy");
-  const FloatTensor ys = read_npy(dir / "test_y.npy");
-  const FloatTensor logits = read_npy(dir / "test_logits.npy");
+  const FloatTensor xs = read_float_npy(dir / "test_x.npy");
+  const FloatTensor ys = read_float_npy(dir / "test_y.npy");
+  const FloatTensor logits = read_float_npy(dir / "test_logits.npy");
   std::vector<FloatTensor> images;
   for (const auto& row : rows(xs)) images.push_back(to_input_layout(row, in_shape, "test_x"));
   const auto torch_rows = rows(logits);
@@ -112,9 +112,9 @@ void check_torchvision(const std::string& name, int size, double min_cosine) {
       << "see " << DPUSHARD_ONNX_WORK << "/python_*.err";
   const Graph q = cli_import(dir / "model.onnx", "--calib-random 2 --seed 3", dir / "model.xmodel");
   const OnnxImport imported = import_onnx(dir / "model.onnx");
-  const FloatTensor x = to_input_layout(read_npy(dir / "input.npy"),
+  const FloatTensor x = to_input_layout(read_float_npy(dir / "input.npy"),
                                         imported.graph.inputs().at(0)->output.shape, "input");
-  const FloatTensor want = read_npy(dir / "output.npy");
+  const FloatTensor want = read_float_npy(dir / "output.npy");
   FloatInterpreter interp(imported.graph);
   const auto f = interp.run({x}).at(0).data;
   const double err = relative_error(f, want.data);

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
-#include <fstream>
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <regex>
@@ -41,8 +41,8 @@ TEST(OnnxOpCases, FloatGraphMatchesPyTorchAndQuantizedRunsOnRef) {
     }
     OnnxImport imported;
     ASSERT_NO_THROW(imported = import_onnx(cdir / "model.onnx"));
-    const FloatTensor x = read_npy(cdir / "input.npy");
-    const FloatTensor expected = read_npy(cdir / "output.npy");
+    const FloatTensor x = read_float_npy(cdir / "input.npy");
+    const FloatTensor expected = read_float_npy(cdir / "output.npy");
     const auto& in_shape = imported.graph.inputs().at(0)->output.shape;
     FloatInterpreter interp(imported.graph);
     const auto out = interp.run({to_input_layout(x, in_shape, name)});
@@ -154,8 +154,8 @@ TEST(Quantize, NpyRoundTripAndLayouts) {
   const auto dir = work_dir("npy");
   FloatTensor t{{1, 2, 3, 4}, {}};
   for (int i = 0; i < 24; ++i) t.data.push_back(static_cast<float>(i));
-  write_npy(dir / "a.npy", t);
-  const FloatTensor r = read_npy(dir / "a.npy");
+  write_float_npy(dir / "a.npy", t);
+  const FloatTensor r = read_float_npy(dir / "a.npy");
   EXPECT_EQ(r.shape, t.shape);
   EXPECT_EQ(r.data, t.data);
   // [1, 2, 3, 4] as NCHW of an NHWC input [1, 3, 4, 2]: element (c=1, h=0, w=1) = 13.
@@ -163,7 +163,7 @@ TEST(Quantize, NpyRoundTripAndLayouts) {
   EXPECT_EQ(nhwc.data[(0 * 4 + 1) * 2 + 1], 13.0f);
   EXPECT_THROW(to_input_layout(t, {1, 5, 5, 1}, "a"), Error);
   std::ofstream(dir / "bad.npy") << "nope";
-  EXPECT_THROW(read_npy(dir / "bad.npy"), Error);
+  EXPECT_THROW(read_float_npy(dir / "bad.npy"), Error);
 }
 
 }  // namespace

@@ -24,11 +24,11 @@ struct FloatTensor {
   std::vector<float> data;
 };
 
-// Reads a NumPy .npy array (float32/64, int8/16/32/64, uint8, bool; C order, little
-// endian) as float. Throws dpushard::Error naming the file on anything else.
-FloatTensor read_npy(const std::filesystem::path& path);
+// Reads a NumPy .npy array of any dtype dpushard/npy.hpp reads as float. Throws
+// dpushard::Error naming the file on anything else.
+FloatTensor read_float_npy(const std::filesystem::path& path);
 // Writes a float32 .npy atomically.
-void write_npy(const std::filesystem::path& path, const FloatTensor& tensor);
+void write_float_npy(const std::filesystem::path& path, const FloatTensor& tensor);
 
 // Evaluates a float IR graph with plain loops in float: the semantics of PyTorch (true
 // averages, exact activations). A `fix` op quantizes and dequantizes, so `_int` graphs

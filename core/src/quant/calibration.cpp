@@ -67,7 +67,7 @@ CalibrationSet load_calibration(const Graph& graph, const std::filesystem::path&
   CalibrationSet set;
   const std::int64_t per_sample = element_count(ir_shape);
   for (const auto& f : files) {
-    const FloatTensor t = read_npy(f);
+    const FloatTensor t = read_float_npy(f);
     const std::int64_t total = static_cast<std::int64_t>(t.data.size());
     // A batch of samples: [B, ...] where the input is [1, ...].
     if (!ir_shape.empty() && ir_shape[0] == 1 && t.shape.size() == ir_shape.size() &&

@@ -1,22 +1,52 @@
-#include "npy.hpp"
+#include "dpushard/npy.hpp"
 
 #include <bit>
 #include <cctype>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <map>
+#include <utility>
 
+#include "dpushard/atomic_file.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/regular_file.hpp"
 
-namespace dpushard::cli {
+namespace dpushard {
 
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicSize = 6;
+
+struct DtypeInfo {
+  NpyArray::Type type;
+  const char* descr;  // as NumPy writes it
+  std::size_t size;
+};
+constexpr DtypeInfo kDtypes[] = {
+    {NpyArray::Type::Int8, "|i1", 1},    {NpyArray::Type::UInt8, "|u1", 1},
+    {NpyArray::Type::Bool, "|b1", 1},    {NpyArray::Type::Int16, "<i2", 2},
+    {NpyArray::Type::Int32, "<i4", 4},   {NpyArray::Type::Int64, "<i8", 8},
+    {NpyArray::Type::Float32, "<f4", 4}, {NpyArray::Type::Float64, "<f8", 8},
+};
+
+const DtypeInfo& info_of(NpyArray::Type type) {
+  for (const DtypeInfo& d : kDtypes)
+    if (d.type == type) return d;
+  throw Error("npy: unknown array type");
+}
+
+template <typename T>
+void append_as_float(const std::string& bytes, std::vector<float>& out) {
+  static_assert(std::endian::native == std::endian::little, ".npy data is little endian");
+  const std::size_t n = bytes.size() / sizeof(T);
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
+    out.push_back(static_cast<float>(v));
+  }
+}
 
 // Parses the header, a Python dict literal such as
 //   {'descr': '<f4', 'fortran_order': False, 'shape': (1, 32, 32, 3), }
@@ -155,37 +185,28 @@ NpyArray parse_npy(const std::string& bytes, const std::string& origin) {
 
   NpyArray array;
   array.shape = parse_shape(entries["shape"], parser);
-  std::size_t item_size = 1;
-  const std::string& descr = entries["descr"];
-  if (descr == "|i1" || descr == "<i1") {
-    array.type = NpyArray::Type::Int8;
-  } else if (descr == "<f4") {
-    array.type = NpyArray::Type::Float32;
-    item_size = 4;
-  } else {
-    throw Error(origin + ": dtype '" + descr + "' is not supported (expected |i1 or <f4)");
-  }
+  std::string descr = entries["descr"];
+  if (descr == "<i1" || descr == "<u1" || descr == "<b1") descr[0] = '|';  // no byte order
+  const DtypeInfo* dtype = nullptr;
+  for (const DtypeInfo& d : kDtypes)
+    if (descr == d.descr) dtype = &d;
+  if (dtype == nullptr)
+    throw Error(origin + ": dtype '" + entries["descr"] +
+                "' is not supported (int8/16/32/64, uint8, bool, float32/64, little endian)");
+  array.type = dtype->type;
   std::size_t count = 1;
   for (std::int64_t dim : array.shape) {
     std::size_t next = 0;
     if (__builtin_mul_overflow(count, static_cast<std::size_t>(dim), &next) ||
-        next > std::numeric_limits<std::size_t>::max() / item_size)
+        next > std::numeric_limits<std::size_t>::max() / dtype->size)
       throw Error(origin + ": shape " + entries["shape"] + " is too large");
     count = next;
   }
   const std::size_t data_start = header_start + header_length;
-  if (bytes.size() - data_start != count * item_size)
+  if (bytes.size() - data_start != count * dtype->size)
     throw Error(origin + ": holds " + std::to_string(bytes.size() - data_start) +
-                " data bytes, its shape needs " + std::to_string(count * item_size));
-  // A zero in the shape is a valid empty array; memcpy must not see its null data().
-  if (array.type == NpyArray::Type::Int8) {
-    array.int8.resize(count);
-    if (count != 0) std::memcpy(array.int8.data(), bytes.data() + data_start, count);
-  } else {
-    static_assert(std::endian::native == std::endian::little, "float32 .npy needs little endian");
-    array.float32.resize(count);
-    if (count != 0) std::memcpy(array.float32.data(), bytes.data() + data_start, count * 4);
-  }
+                " data bytes, its shape needs " + std::to_string(count * dtype->size));
+  array.data = bytes.substr(data_start);
   return array;
 }
 
@@ -193,4 +214,78 @@ NpyArray read_npy(const std::filesystem::path& path) {
   return parse_npy(read_regular_file(path), path.string());
 }
 
-}  // namespace dpushard::cli
+std::string npy_descr(NpyArray::Type type) { return info_of(type).descr; }
+std::size_t npy_item_size(NpyArray::Type type) { return info_of(type).size; }
+
+std::int64_t NpyArray::element_count() const {
+  std::int64_t count = 1;
+  for (std::int64_t dim : shape) count *= dim;
+  return count;
+}
+
+std::vector<float> NpyArray::to_float() const {
+  std::vector<float> out;
+  switch (type) {
+    case Type::Int8:
+      append_as_float<std::int8_t>(data, out);
+      break;
+    case Type::UInt8:
+    case Type::Bool:
+      append_as_float<std::uint8_t>(data, out);
+      break;
+    case Type::Int16:
+      append_as_float<std::int16_t>(data, out);
+      break;
+    case Type::Int32:
+      append_as_float<std::int32_t>(data, out);
+      break;
+    case Type::Int64:
+      append_as_float<std::int64_t>(data, out);
+      break;
+    case Type::Float32:
+      append_as_float<float>(data, out);
+      break;
+    case Type::Float64:
+      append_as_float<double>(data, out);
+      break;
+  }
+  return out;
+}
+
+std::vector<std::int8_t> NpyArray::int8_values(const std::string& origin) const {
+  if (type != Type::Int8)
+    throw Error(origin + ": dtype '" + npy_descr(type) + "' is not int8 ('|i1')");
+  std::vector<std::int8_t> values(data.size());
+  if (!data.empty()) std::memcpy(values.data(), data.data(), data.size());
+  return values;
+}
+
+std::string npy_bytes(const NpyArray& array) {
+  if (static_cast<std::int64_t>(array.data.size()) !=
+      array.element_count() * static_cast<std::int64_t>(npy_item_size(array.type)))
+    throw Error("npy: the data does not fill the shape");
+  std::string shape;  // as NumPy spells it: (), (3,), (2, 3)
+  for (std::size_t i = 0; i < array.shape.size(); ++i)
+    shape += (i ? ", " : "") + std::to_string(array.shape[i]);
+  if (array.shape.size() == 1) shape += ',';
+  std::string header = "{'descr': '" + npy_descr(array.type) +
+                       "', 'fortran_order': False, 'shape': (" + shape + "), }";
+  // NumPy pads the header with spaces and a newline so the data starts 64-byte aligned.
+  while ((kMagicSize + 4 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  if (header.size() > 0xFFFF) throw Error("npy: the header is too long for version 1.0");
+  std::string bytes(kMagic, kMagicSize);
+  bytes += '\x01';
+  bytes += '\x00';
+  bytes += static_cast<char>(header.size() & 0xFF);
+  bytes += static_cast<char>(header.size() >> 8);
+  bytes += header;
+  bytes += array.data;
+  return bytes;
+}
+
+void write_npy(const std::filesystem::path& path, const NpyArray& array) {
+  write_file_atomically(path, npy_bytes(array));
+}
+
+}  // namespace dpushard
