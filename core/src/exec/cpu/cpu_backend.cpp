@@ -1,4 +1,5 @@
-// The `cpu` backend: ref's plan with the heavy kernels swapped for oneDNN ones.
+// The `cpu` backend: the shared lowering with ref's kernels, the heavy ones swapped for
+// oneDNN (conv, matmul) and vectorised (add, maxpool) kernels where they apply.
 
 #include "dpushard/cpu_backend.hpp"
 
@@ -7,13 +8,35 @@
 #include <algorithm>
 #include <string>
 
-#include "../ref/planner.hpp"
+#include "../lowering/lower.hpp"
+#include "../ref/kernels.hpp"
 #include "dnnl_kernels.hpp"
 #include "dpushard/error.hpp"
 
 namespace dpushard {
 
 namespace {
+
+// A chain is validated by building its ref kernel first (ref's one-line errors, the same
+// in both backends); the fast kernel replaces it where one applies, else ref's runs.
+lowering::ChainKernelFactory preferring(lowering::ChainKernelFactory fast,
+                                        lowering::ChainKernelFactory reference) {
+  return [fast = std::move(fast), reference = std::move(reference)](
+             const lowering::Chain& chain, const lowering::Lowering& lowering) {
+    auto reference_kernel = reference(chain, lowering);
+    if (auto kernel = fast(chain, lowering)) return kernel;
+    return reference_kernel;
+  };
+}
+
+lowering::KernelSet cpu_kernel_set() {
+  lowering::KernelSet set = ref::kernel_set();
+  set.conv = preferring(cpu::make_dnnl_conv, set.conv);
+  set.matmul = preferring(cpu::make_dnnl_matmul, set.matmul);
+  set.add = preferring(cpu::make_fast_add, set.add);
+  set.maxpool = cpu::make_fast_maxpool;  // pool_geometry() validates; it always applies
+  return set;
+}
 
 class CpuBackend final : public Backend {
  public:
@@ -26,8 +49,7 @@ class CpuBackend final : public Backend {
 
   void load(const Graph& graph) override {
     omp_set_num_threads(threads_);
-    plan_ = ref::lower_graph(graph, {cpu::make_dnnl_conv, cpu::make_dnnl_matmul, cpu::make_fast_add,
-                                     cpu::make_fast_maxpool});
+    plan_ = lowering::lower_graph(graph, cpu_kernel_set());
     loaded_ = true;
   }
 
@@ -35,12 +57,12 @@ class CpuBackend final : public Backend {
     if (!loaded_) throw Error("cpu: run() before load()");
     // OpenMP's thread count is per calling thread: set it for whichever thread runs us.
     omp_set_num_threads(threads_);
-    return ref::run_plan(plan_, inputs, "cpu");
+    return lowering::run_plan(plan_, inputs, "cpu");
   }
 
  private:
   int threads_;
-  ref::Plan plan_;
+  lowering::Plan plan_;
   bool loaded_ = false;
 };
 

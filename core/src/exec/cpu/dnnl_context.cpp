@@ -17,7 +17,7 @@ dnnl::stream& cpu_stream() {
   return stream;
 }
 
-bool is_constant(const ref::Lowering& lowering, const Op& op, std::string_view arg,
+bool is_constant(const lowering::Lowering& lowering, const Op& op, std::string_view arg,
                  std::size_t index) {
   const auto& producers = op.producers(arg);
   if (index >= producers.size()) return false;
@@ -28,7 +28,8 @@ bool is_constant(const ref::Lowering& lowering, const Op& op, std::string_view a
   return sources.size() == 1 && graph.op(sources.front()).type == "const";
 }
 
-Alignment align(const ref::Lowering& lowering, int product_fp, std::optional<ref::SlotId> bias) {
+Alignment align(const lowering::Lowering& lowering, int product_fp,
+                std::optional<lowering::SlotId> bias) {
   Alignment a;
   a.acc_exp = product_fp;
   if (bias) a.acc_exp = std::max(product_fp, lowering.slot(*bias).fix_point);
@@ -63,8 +64,8 @@ std::optional<std::vector<dnnl::memory>> exact_weights(
 DnnlKernel::DnnlKernel(dnnl::primitive primitive, const dnnl::memory::desc& src_md,
                        const dnnl::memory::desc& weights_md, const dnnl::memory::desc& dst_md,
                        const dnnl::memory::desc& scratch_md, std::vector<dnnl::memory> weights,
-                       ref::SlotId src_slot, std::optional<ref::SlotId> weight_slot,
-                       ref::SlotId out_slot, std::int64_t rows, std::int64_t channels,
+                       lowering::SlotId src_slot, std::optional<lowering::SlotId> weight_slot,
+                       lowering::SlotId out_slot, std::int64_t rows, std::int64_t channels,
                        Requantizer requantizer)
     : primitive_(std::move(primitive)),
       src_(src_md, cpu_engine(), DNNL_MEMORY_NONE),
@@ -83,7 +84,7 @@ DnnlKernel::DnnlKernel(dnnl::primitive primitive, const dnnl::memory::desc& src_
   }
 }
 
-void DnnlKernel::run(ref::Slots& slots) {
+void DnnlKernel::run(lowering::Slots& slots) {
   src_.set_data_handle(slots[src_slot_].data.data());
   if (weight_slot_) weights_[0].set_data_handle(slots[*weight_slot_].data.data());
   for (std::size_t i = 0; i < weights_.size(); ++i)
@@ -100,8 +101,8 @@ FusedDnnlKernel::FusedDnnlKernel(dnnl::primitive primitive, const dnnl::memory::
                                  const dnnl::memory::desc& dst_md,
                                  const dnnl::memory::desc& scratch_md,
                                  const dnnl::memory::desc& bias_md, dnnl::memory weights,
-                                 std::vector<float> bias, ref::SlotId src_slot,
-                                 ref::SlotId out_slot)
+                                 std::vector<float> bias, lowering::SlotId src_slot,
+                                 lowering::SlotId out_slot)
     : primitive_(std::move(primitive)),
       src_(src_md, cpu_engine(), DNNL_MEMORY_NONE),
       dst_(dst_md, cpu_engine(), DNNL_MEMORY_NONE),
@@ -112,7 +113,7 @@ FusedDnnlKernel::FusedDnnlKernel(dnnl::primitive primitive, const dnnl::memory::
       src_slot_(src_slot),
       out_slot_(out_slot) {}
 
-void FusedDnnlKernel::run(ref::Slots& slots) {
+void FusedDnnlKernel::run(lowering::Slots& slots) {
   src_.set_data_handle(slots[src_slot_].data.data());
   dst_.set_data_handle(slots[out_slot_].data.data());
   primitive_.execute(cpu_stream(), {{DNNL_ARG_SRC, src_},

@@ -7,7 +7,6 @@
 #include <string>
 #include <utility>
 
-#include "../ref/kernels.hpp"
 #include "dnnl_context.hpp"
 #include "dnnl_kernels.hpp"
 #include "dpushard/attr.hpp"
@@ -25,15 +24,14 @@ using Type = memory::data_type;
 
 }  // namespace
 
-std::unique_ptr<ref::Kernel> make_dnnl_conv(const ref::Chain& chain,
-                                            const ref::Lowering& lowering) {
+std::unique_ptr<lowering::Kernel> make_dnnl_conv(const lowering::Chain& chain,
+                                                 const lowering::Lowering& lowering) {
   const Op& op = chain.producer;
-  (void)ref::make_conv(chain, lowering);  // validates the chain; throws naming the op
   if (!is_constant(lowering, op, "weights", 0)) return nullptr;
   const bool depthwise = op.type == "depthwise-conv2d";
-  const ref::SlotId x = lowering.arg_slot(op, "input", 0);
-  const ref::SlotId w = lowering.arg_slot(op, "weights", 0);
-  const std::optional<ref::SlotId> b = lowering.optional_arg_slot(op, "bias", 0);
+  const lowering::SlotId x = lowering.arg_slot(op, "input", 0);
+  const lowering::SlotId w = lowering.arg_slot(op, "weights", 0);
+  const std::optional<lowering::SlotId> b = lowering.optional_arg_slot(op, "bias", 0);
   const QTensor& xt = lowering.slot(x);
   const QTensor& wt = lowering.slot(w);
   const QTensor& yt = lowering.slot(chain.out);

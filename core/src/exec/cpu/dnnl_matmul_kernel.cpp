@@ -6,7 +6,6 @@
 #include <utility>
 #include <vector>
 
-#include "../ref/kernels.hpp"
 #include "dnnl_context.hpp"
 #include "dnnl_kernels.hpp"
 #include "dpushard/attr.hpp"
@@ -53,17 +52,16 @@ Geometry geometry_of(const Op& op, const QTensor& a, const QTensor& b) {
 
 }  // namespace
 
-std::unique_ptr<ref::Kernel> make_dnnl_matmul(const ref::Chain& chain,
-                                              const ref::Lowering& lowering) {
+std::unique_ptr<lowering::Kernel> make_dnnl_matmul(const lowering::Chain& chain,
+                                                   const lowering::Lowering& lowering) {
   const Op& op = chain.producer;
-  (void)ref::make_matmul(chain, lowering);  // validates the chain; throws naming the op
   const bool inner = op.type == "inner-product";
-  const ref::SlotId a = lowering.arg_slot(op, "input", 0);
-  const ref::SlotId b =
+  const lowering::SlotId a = lowering.arg_slot(op, "input", 0);
+  const lowering::SlotId b =
       inner ? lowering.arg_slot(op, "weights", 0) : lowering.arg_slot(op, "input", 1);
   const bool constant_b =
       inner ? is_constant(lowering, op, "weights", 0) : is_constant(lowering, op, "input", 1);
-  const std::optional<ref::SlotId> bias = lowering.optional_arg_slot(op, "bias", 0);
+  const std::optional<lowering::SlotId> bias = lowering.optional_arg_slot(op, "bias", 0);
   const QTensor& at = lowering.slot(a);
   const QTensor& bt = lowering.slot(b);
   const Geometry g = geometry_of(op, at, bt);
@@ -127,8 +125,8 @@ std::unique_ptr<ref::Kernel> make_dnnl_matmul(const ref::Chain& chain,
   }
   return std::make_unique<DnnlKernel>(
       dnnl::matmul(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc(),
-      std::move(weights), a, constant_b ? std::nullopt : std::optional<ref::SlotId>(b), chain.out,
-      g.batch * g.m, g.n,
+      std::move(weights), a, constant_b ? std::nullopt : std::optional<lowering::SlotId>(b),
+      chain.out, g.batch * g.m, g.n,
       Requantizer(chain, al.acc_exp, al.acc_align, al.bias_align, bias_values, g.n));
 }
 

@@ -13,11 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "../ref/epilogue.hpp"
-#include "../ref/kernels.hpp"
+#include "../lowering/epilogue.hpp"
+#include "../lowering/pool_geometry.hpp"
 #include "dnnl_kernels.hpp"
 #include "dpushard/attr.hpp"
-#include "dpushard/window.hpp"
 #include "requantizer.hpp"
 
 namespace dpushard::cpu {
@@ -36,16 +35,16 @@ namespace {
 // DPU_ROUND by `cut` (half = 2^(cut-1), 0 for cut 0), saturation. The factory checks that
 // nothing here leaves int32.
 struct Add2 {
-  ref::Epilogue::Kind kind;
+  lowering::Epilogue::Kind kind;
   int shift_a, shift_b, cut;
   std::int32_t half, leaky_half, relu6_max;
 };
 
-template <ref::Epilogue::Kind K>
+template <lowering::Epilogue::Kind K>
 [[gnu::always_inline]] inline void add2_loop(const Add2& p, const std::int8_t* __restrict a,
                                              const std::int8_t* __restrict b, std::int64_t count,
                                              std::int8_t* __restrict out) {
-  using Kind = ref::Epilogue::Kind;
+  using Kind = lowering::Epilogue::Kind;
   const int sa = p.shift_a, sb = p.shift_b, cut = p.cut;
   const std::int32_t half = p.half, leaky_half = p.leaky_half, relu6_max = p.relu6_max;
   for (std::int64_t i = 0; i < count; ++i) {
@@ -63,7 +62,7 @@ template <ref::Epilogue::Kind K>
 [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] void add2(
     const Add2& p, const std::int8_t* a, const std::int8_t* b, std::int64_t count,
     std::int8_t* out) {
-  using Kind = ref::Epilogue::Kind;
+  using Kind = lowering::Epilogue::Kind;
   switch (p.kind) {
     case Kind::None:
       return add2_loop<Kind::None>(p, a, b, count, out);
@@ -78,12 +77,13 @@ template <ref::Epilogue::Kind K>
   }
 }
 
-class Add2Kernel final : public ref::Kernel {
+class Add2Kernel final : public lowering::Kernel {
  public:
-  Add2Kernel(Add2 params, ref::SlotId a, ref::SlotId b, std::int64_t count, ref::SlotId out)
+  Add2Kernel(Add2 params, lowering::SlotId a, lowering::SlotId b, std::int64_t count,
+             lowering::SlotId out)
       : p_(params), a_(a), b_(b), count_(count), out_(out) {}
 
-  void run(ref::Slots& slots) override {
+  void run(lowering::Slots& slots) override {
     const std::int8_t* a = slots[a_].data.data();
     const std::int8_t* b = slots[b_].data.data();
     std::int8_t* y = slots[out_].data.data();
@@ -101,18 +101,18 @@ class Add2Kernel final : public ref::Kernel {
 
  private:
   Add2 p_;
-  ref::SlotId a_, b_;
+  lowering::SlotId a_, b_;
   std::int64_t count_;
-  ref::SlotId out_;
+  lowering::SlotId out_;
 };
 
 // The one-pass form when the chain allows it: two inputs, an integer nonlinear, a shift of
 // 0..24 and every intermediate (leaky's v * 26 included) inside int32.
-std::optional<Add2> add2_params(const ref::Chain& chain, int acc_exp,
+std::optional<Add2> add2_params(const lowering::Chain& chain, int acc_exp,
                                 const std::vector<int>& aligns) {
-  using Kind = ref::Epilogue::Kind;
+  using Kind = lowering::Epilogue::Kind;
   if (aligns.size() != 2) return std::nullopt;
-  const ref::Epilogue epilogue(chain, acc_exp);
+  const lowering::Epilogue epilogue(chain, acc_exp);
   const int cut = epilogue.cut();
   if (epilogue.kind() == Kind::Float || cut < 0 || cut > 24) return std::nullopt;
   const std::int64_t bound = (std::int64_t{128} << aligns[0]) + (std::int64_t{128} << aligns[1]);
@@ -128,10 +128,10 @@ std::optional<Add2> add2_params(const ref::Chain& chain, int acc_exp,
               static_cast<std::int32_t>(epilogue.relu6_max())};
 }
 
-class AddKernel final : public ref::Kernel {
+class AddKernel final : public lowering::Kernel {
  public:
-  AddKernel(std::vector<ref::SlotId> inputs, std::vector<int> aligns, std::int64_t rows,
-            std::int64_t channels, Requantizer requantizer, ref::SlotId out)
+  AddKernel(std::vector<lowering::SlotId> inputs, std::vector<int> aligns, std::int64_t rows,
+            std::int64_t channels, Requantizer requantizer, lowering::SlotId out)
       : inputs_(std::move(inputs)),
         aligns_(std::move(aligns)),
         sums_(static_cast<std::size_t>(rows * channels)),
@@ -139,7 +139,7 @@ class AddKernel final : public ref::Kernel {
         requantizer_(std::move(requantizer)),
         out_(out) {}
 
-  void run(ref::Slots& slots) override {
+  void run(lowering::Slots& slots) override {
     const auto count = static_cast<std::int64_t>(sums_.size());
     for (std::size_t j = 0; j < inputs_.size(); ++j)
       add_shifted(slots[inputs_[j]].data.data(), aligns_[j], count, j == 0, sums_.data());
@@ -147,18 +147,15 @@ class AddKernel final : public ref::Kernel {
   }
 
  private:
-  std::vector<ref::SlotId> inputs_;
+  std::vector<lowering::SlotId> inputs_;
   std::vector<int> aligns_;
   std::vector<std::int32_t> sums_;
   std::int64_t rows_;
   Requantizer requantizer_;
-  ref::SlotId out_;
+  lowering::SlotId out_;
 };
 
-struct PoolGeometry {
-  std::int64_t batch = 0, in_h = 0, in_w = 0, channels = 0, out_h = 0, out_w = 0;
-  std::int64_t kernel_h = 0, kernel_w = 0, stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0;
-};
+using lowering::PoolGeometry;
 
 [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] void max_rows(
     const PoolGeometry& g, const std::int8_t* x, std::int64_t first, std::int64_t count,
@@ -184,16 +181,16 @@ struct PoolGeometry {
   }
 }
 
-class MaxPoolKernel final : public ref::Kernel {
+class MaxPoolKernel final : public lowering::Kernel {
  public:
-  MaxPoolKernel(PoolGeometry g, ref::SlotId x, Requantizer requantizer, ref::SlotId out)
+  MaxPoolKernel(PoolGeometry g, lowering::SlotId x, Requantizer requantizer, lowering::SlotId out)
       : g_(g),
         x_(x),
         maxima_(static_cast<std::size_t>(g.batch * g.out_h * g.out_w * g.channels)),
         requantizer_(std::move(requantizer)),
         out_(out) {}
 
-  void run(ref::Slots& slots) override {
+  void run(lowering::Slots& slots) override {
     const std::int64_t pixels = g_.batch * g_.out_h * g_.out_w;
     const std::int8_t* x = slots[x_].data.data();
 #pragma omp parallel
@@ -207,20 +204,20 @@ class MaxPoolKernel final : public ref::Kernel {
 
  private:
   PoolGeometry g_;
-  ref::SlotId x_;
+  lowering::SlotId x_;
   std::vector<std::int32_t> maxima_;
   Requantizer requantizer_;
-  ref::SlotId out_;
+  lowering::SlotId out_;
 };
 
 }  // namespace
 
-std::unique_ptr<ref::Kernel> make_fast_add(const ref::Chain& chain, const ref::Lowering& lowering) {
+std::unique_ptr<lowering::Kernel> make_fast_add(const lowering::Chain& chain,
+                                                const lowering::Lowering& lowering) {
   const Op& op = chain.producer;
-  (void)ref::make_add(chain, lowering);  // validates the chain; throws naming the op
   const QTensor& yt = lowering.slot(chain.out);
   const auto& producers = op.producers("input");
-  std::vector<ref::SlotId> inputs;
+  std::vector<lowering::SlotId> inputs;
   int acc_exp = lowering.slot(lowering.arg_slot(op, "input", 0)).fix_point;
   for (std::size_t i = 0; i < producers.size(); ++i) {
     inputs.push_back(lowering.arg_slot(op, "input", i));
@@ -229,7 +226,7 @@ std::unique_ptr<ref::Kernel> make_fast_add(const ref::Chain& chain, const ref::L
     acc_exp = std::max(acc_exp, t.fix_point);
   }
   std::vector<int> aligns;
-  for (ref::SlotId id : inputs) aligns.push_back(acc_exp - lowering.slot(id).fix_point);
+  for (lowering::SlotId id : inputs) aligns.push_back(acc_exp - lowering.slot(id).fix_point);
   // |sum| <= inputs * 128 << max align must stay inside int32.
   int max_align = 0;
   for (int align : aligns) max_align = std::max(max_align, align);
@@ -247,27 +244,12 @@ std::unique_ptr<ref::Kernel> make_fast_add(const ref::Chain& chain, const ref::L
                                      chain.out);
 }
 
-std::unique_ptr<ref::Kernel> make_fast_maxpool(const ref::Chain& chain,
-                                               const ref::Lowering& lowering) {
+std::unique_ptr<lowering::Kernel> make_fast_maxpool(const lowering::Chain& chain,
+                                                    const lowering::Lowering& lowering) {
   const Op& pool = chain.producer;
-  (void)ref::make_maxpool(chain, lowering);  // validates the chain; throws naming the op
-  const ref::SlotId x = lowering.arg_slot(pool, "input", 0);
+  const lowering::SlotId x = lowering.arg_slot(pool, "input", 0);
   const QTensor& xt = lowering.slot(x);
-  const QTensor& yt = lowering.slot(chain.out);
-  PoolGeometry g;
-  g.batch = xt.shape[0];
-  g.in_h = xt.shape[1];
-  g.in_w = xt.shape[2];
-  g.channels = xt.shape[3];
-  g.out_h = yt.shape[1];
-  g.out_w = yt.shape[2];
-  const Window w = window_of(pool).over(g.in_h, g.in_w);
-  g.kernel_h = w.kernel_h;
-  g.kernel_w = w.kernel_w;
-  g.stride_h = w.stride_h;
-  g.stride_w = w.stride_w;
-  g.pad_left = w.pad_left;
-  g.pad_top = w.pad_top;
+  const lowering::PoolGeometry g = lowering::pool_geometry(pool, xt, lowering.slot(chain.out));
   return std::make_unique<MaxPoolKernel>(
       g, x, Requantizer(chain, xt.fix_point, 0, 0, nullptr, g.channels), chain.out);
 }

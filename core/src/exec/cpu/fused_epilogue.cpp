@@ -2,15 +2,15 @@
 
 #include <cmath>
 
-#include "../ref/epilogue.hpp"
+#include "../lowering/epilogue.hpp"
 
 namespace dpushard::cpu {
 
-std::optional<FusedEpilogue> fused_epilogue(const ref::Chain& chain, int acc_exp, int acc_align,
-                                            int bias_align, const QTensor* bias,
+std::optional<FusedEpilogue> fused_epilogue(const lowering::Chain& chain, int acc_exp,
+                                            int acc_align, int bias_align, const QTensor* bias,
                                             std::int64_t channels) {
-  const ref::Epilogue epilogue(chain, acc_exp);
-  using Kind = ref::Epilogue::Kind;
+  const lowering::Epilogue epilogue(chain, acc_exp);
+  using Kind = lowering::Epilogue::Kind;
   const Kind kind = epilogue.kind();
   const int cut = epilogue.cut();
   if (kind != Kind::None && kind != Kind::Relu && kind != Kind::Relu6) return std::nullopt;

@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-#include "../ref/plan.hpp"
+#include "../lowering/plan.hpp"
 
 namespace dpushard::cpu {
 
@@ -26,8 +26,8 @@ struct FusedEpilogue {
 };
 
 // Null when the fused form would not be bit-exact for this chain.
-std::optional<FusedEpilogue> fused_epilogue(const ref::Chain& chain, int acc_exp, int acc_align,
-                                            int bias_align, const QTensor* bias,
+std::optional<FusedEpilogue> fused_epilogue(const lowering::Chain& chain, int acc_exp,
+                                            int acc_align, int bias_align, const QTensor* bias,
                                             std::int64_t channels);
 
 }  // namespace dpushard::cpu

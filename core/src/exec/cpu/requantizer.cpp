@@ -4,14 +4,14 @@
 
 #include <algorithm>
 
-#include "../ref/epilogue.hpp"
+#include "../lowering/epilogue.hpp"
 #include "exact_sums.hpp"
 
 namespace dpushard::cpu {
 
 namespace {
 
-using EpilogueKind = ref::Epilogue::Kind;
+using EpilogueKind = lowering::Epilogue::Kind;
 
 struct Params {
   int acc_align, cut;
@@ -88,7 +88,7 @@ template <bool Split>
 
 }  // namespace
 
-Requantizer::Requantizer(const ref::Chain& chain, int acc_exp, int acc_align, int bias_align,
+Requantizer::Requantizer(const lowering::Chain& chain, int acc_exp, int acc_align, int bias_align,
                          const QTensor* bias, std::int64_t channels)
     : epilogue_(chain, acc_exp),
       acc_align_(acc_align),

@@ -8,15 +8,15 @@
 #include <cstdint>
 #include <vector>
 
-#include "../ref/epilogue.hpp"
-#include "../ref/plan.hpp"
+#include "../lowering/epilogue.hpp"
+#include "../lowering/plan.hpp"
 
 namespace dpushard::cpu {
 
 class Requantizer {
  public:
   // `bias`: the chain's quantized bias (channels values) or null.
-  Requantizer(const ref::Chain& chain, int acc_exp, int acc_align, int bias_align,
+  Requantizer(const lowering::Chain& chain, int acc_exp, int acc_align, int bias_align,
               const QTensor* bias, std::int64_t channels);
 
   // lo (and hi for split weights: sum = lo + 16 * hi) hold rows x channels sums.
@@ -27,7 +27,7 @@ class Requantizer {
   void run_rows(const std::int32_t* lo, const std::int32_t* hi, std::int64_t first,
                 std::int64_t count, std::int8_t* out) const;
 
-  ref::Epilogue epilogue_;
+  lowering::Epilogue epilogue_;
   bool vectorised_;  // an integer nonlinear and a right shift (cut >= 0)
   int acc_align_;
   std::vector<std::int64_t> bias_;  // bias[c] << bias_align, zeros without bias

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "epilogue.hpp"
+#include "../lowering/epilogue.hpp"
 #include "kernels.hpp"
 
 namespace dpushard::ref {

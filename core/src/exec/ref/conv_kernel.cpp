@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <string>
 
+#include "../lowering/epilogue.hpp"
 #include "dpushard/attr.hpp"
 #include "dpushard/window.hpp"
-#include "epilogue.hpp"
 #include "kernels.hpp"
 
 namespace dpushard::ref {
@@ -143,7 +143,8 @@ std::unique_ptr<Kernel> make_conv(const Chain& chain, const Lowering& lowering) 
   }
   // The last window must start inside the padded input (CEIL mode may let it run past).
   if ((g.out_h - 1) * g.stride_h - g.pad_top > g.in_h - 1 + win.pad_bottom ||
-      (g.out_w - 1) * g.stride_w - g.pad_left > g.in_w - 1 + win.pad_right || g.out_h < 1 || g.out_w < 1)
+      (g.out_w - 1) * g.stride_w - g.pad_left > g.in_w - 1 + win.pad_right || g.out_h < 1 ||
+      g.out_w < 1)
     fail(op, "output " + shape_text(yt.shape) + " does not fit input " + shape_text(xt.shape));
 
   const int product_fp = xt.fix_point + wt.fix_point;

@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <string>
 
-#include "broadcast.hpp"
-#include "epilogue.hpp"
+#include "../lowering/broadcast.hpp"
+#include "../lowering/epilogue.hpp"
 #include "kernels.hpp"
 
 namespace dpushard::ref {
+
+using lowering::Broadcast;
 
 namespace {
 

@@ -1,12 +1,32 @@
 #pragma once
-// Kernel factories, one per op family. Each validates its chain (shapes, attributes,
-// shift ranges) and throws dpushard::Error naming the op, so every problem shows at load.
+// The reference kernels: the DPU's integer arithmetic in plain loops (docs/numerics.md),
+// one factory per op family. Each validates its chain (shapes, attributes, shift ranges)
+// and throws dpushard::Error naming the op, so every problem shows at load.
 
 #include <memory>
+#include <vector>
 
-#include "plan.hpp"
+#include "../lowering/epilogue.hpp"
+#include "../lowering/lower.hpp"
+#include "../lowering/plan.hpp"
 
 namespace dpushard::ref {
+
+// The reference kernels are written in the lowering's vocabulary.
+using lowering::Activation;
+using lowering::activation_of;
+using lowering::apply_activation;
+using lowering::Chain;
+using lowering::Epilogue;
+using lowering::fail;
+using lowering::Kernel;
+using lowering::Lowering;
+using lowering::requantize_dpu;
+using lowering::SlotId;
+using lowering::Slots;
+
+// Every factory below, as the complete set lower_graph() takes.
+lowering::KernelSet kernel_set();
 
 // conv2d, depthwise-conv2d (conv_kernel.cpp).
 std::unique_ptr<Kernel> make_conv(const Chain& chain, const Lowering& lowering);

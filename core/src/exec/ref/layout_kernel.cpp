@@ -6,8 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "../lowering/epilogue.hpp"
 #include "dpushard/attr.hpp"
-#include "epilogue.hpp"
 #include "kernels.hpp"
 
 namespace dpushard::ref {

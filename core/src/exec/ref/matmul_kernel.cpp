@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <string>
 
+#include "../lowering/epilogue.hpp"
 #include "dpushard/attr.hpp"
-#include "epilogue.hpp"
 #include "kernels.hpp"
 
 namespace dpushard::ref {

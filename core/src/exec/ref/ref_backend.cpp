@@ -4,7 +4,7 @@
 #include <string>
 
 #include "dpushard/error.hpp"
-#include "planner.hpp"
+#include "kernels.hpp"
 
 namespace dpushard {
 
@@ -15,17 +15,17 @@ class RefBackend final : public Backend {
   std::string_view name() const override { return "ref"; }
 
   void load(const Graph& graph) override {
-    plan_ = ref::lower_graph(graph);
+    plan_ = lowering::lower_graph(graph, ref::kernel_set());
     loaded_ = true;
   }
 
   std::vector<QTensor> run(const std::vector<QTensor>& inputs) override {
     if (!loaded_) throw Error("ref: run() before load()");
-    return ref::run_plan(plan_, inputs, "ref");
+    return lowering::run_plan(plan_, inputs, "ref");
   }
 
  private:
-  ref::Plan plan_;
+  lowering::Plan plan_;
   bool loaded_ = false;
 };
 

@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-namespace dpushard::ref {
+namespace dpushard::lowering {
 
 enum class Activation { Relu, Relu6, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Gelu };
 
@@ -16,4 +16,4 @@ bool activation_of(std::string_view type, Activation& out);
 //   hard-swish(x) = x * hard-sigmoid(x); gelu(x) = x / 2 * (1 + erf(x / sqrt(2))).
 double apply_activation(Activation activation, double x, double alpha);
 
-}  // namespace dpushard::ref
+}  // namespace dpushard::lowering

@@ -6,7 +6,7 @@
 
 #include "dpushard/attr.hpp"
 
-namespace dpushard::ref {
+namespace dpushard::lowering {
 
 namespace {
 
@@ -103,4 +103,4 @@ std::int8_t Epilogue::from_value(double value) const {
   return quantize(y, fp_out_, round_mode_);
 }
 
-}  // namespace dpushard::ref
+}  // namespace dpushard::lowering

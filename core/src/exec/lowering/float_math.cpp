@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numbers>
 
-namespace dpushard::ref {
+namespace dpushard::lowering {
 
 bool activation_of(std::string_view type, Activation& out) {
   struct Entry {
@@ -48,4 +48,4 @@ double apply_activation(Activation activation, double x, double alpha) {
   return x;
 }
 
-}  // namespace dpushard::ref
+}  // namespace dpushard::lowering

@@ -7,7 +7,7 @@
 #include "float_math.hpp"
 #include "plan.hpp"
 
-namespace dpushard::ref {
+namespace dpushard::lowering {
 
 // clamp(DPU_ROUND(acc / 2^shift), -128, 127); shift < 0 multiplies, exactly.
 std::int8_t requantize_dpu(std::int64_t acc, int shift);
@@ -45,4 +45,4 @@ class Epilogue {
   RoundMode round_mode_ = RoundMode::Dpu;
 };
 
-}  // namespace dpushard::ref
+}  // namespace dpushard::lowering

@@ -8,7 +8,7 @@
 
 #include "plan.hpp"
 
-namespace dpushard::ref {
+namespace dpushard::lowering {
 
 class Broadcast {
  public:
@@ -44,4 +44,4 @@ class Broadcast {
   std::vector<std::int64_t> offsets_;
 };
 
-}  // namespace dpushard::ref
+}  // namespace dpushard::lowering

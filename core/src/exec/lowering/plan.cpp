@@ -5,7 +5,7 @@
 #include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
 
-namespace dpushard::ref {
+namespace dpushard::lowering {
 
 void fail(const Op& op, const std::string& what) {
   throw Error("ref: op '" + op.name + "' (" + op.type + "): " + what);
@@ -41,4 +41,4 @@ std::vector<QTensor> run_plan(Plan& plan, const std::vector<QTensor>& inputs,
   return outputs;
 }
 
-}  // namespace dpushard::ref
+}  // namespace dpushard::lowering

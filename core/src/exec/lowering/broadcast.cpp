@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace dpushard::ref {
+namespace dpushard::lowering {
 
 Broadcast::Broadcast(const Op& op, std::vector<std::int64_t> out_shape,
                      const std::vector<std::vector<std::int64_t>>& input_shapes)
@@ -31,4 +31,4 @@ Broadcast::Broadcast(const Op& op, std::vector<std::int64_t> out_shape,
   }
 }
 
-}  // namespace dpushard::ref
+}  // namespace dpushard::lowering

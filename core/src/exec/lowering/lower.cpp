@@ -1,4 +1,4 @@
-#include "planner.hpp"
+#include "lower.hpp"
 
 #include <cmath>
 #include <string>
@@ -9,9 +9,8 @@
 #include "dpushard/error.hpp"
 #include "dpushard/shape.hpp"
 #include "float_math.hpp"
-#include "kernels.hpp"
 
-namespace dpushard::ref {
+namespace dpushard::lowering {
 
 namespace {
 
@@ -34,9 +33,7 @@ bool is_activation(std::string_view type) {
 
 class Planner final : public Lowering {
  public:
-  explicit Planner(const Graph& graph) : Lowering(graph) {}
-
-  void set_overrides(const KernelOverrides& overrides) { overrides_ = overrides; }
+  Planner(const Graph& graph, const KernelSet& kernels) : Lowering(graph), kernels_(kernels) {}
 
   Plan run() {
     const Graph& g = graph();
@@ -132,7 +129,7 @@ class Planner final : public Lowering {
     }
     const Chain fixed_chain{fix, nullptr, fix, fp_out, mode, out};
     if (fixed_.contains(x.name)) {  // a fix over a fixed tensor: a rescale
-      add(make_elementwise(fixed_chain, *this, fixed_.at(x.name)));
+      add(kernels_.elementwise(fixed_chain, *this, fixed_.at(x.name)));
       return;
     }
     require_single_consumer(x, fix);
@@ -140,7 +137,7 @@ class Planner final : public Lowering {
       const auto& inputs = x.producers("input");
       if (inputs.size() != 1) fail(x, "needs exactly one input");
       if (auto it = fixed_.find(inputs.front()); it != fixed_.end()) {
-        add(make_elementwise(Chain{x, &x, fix, fp_out, mode, out}, *this, it->second));
+        add(kernels_.elementwise(Chain{x, &x, fix, fp_out, mode, out}, *this, it->second));
         return;
       }
       const Op& producer = graph().op(inputs.front());
@@ -152,17 +149,15 @@ class Planner final : public Lowering {
 
   void lower_chain(const Chain& chain) {
     const std::string& type = chain.producer.type;
-    if (type == "conv2d" || type == "depthwise-conv2d")
-      return add(overridden(overrides_.conv, chain, make_conv));
-    if (type == "matmul" || type == "inner-product")
-      return add(overridden(overrides_.matmul, chain, make_matmul));
-    if (type == "add") return add(overridden(overrides_.add, chain, make_add));
-    if (type == "mul") return add(make_mul(chain, *this));
-    if (type == "maxpool2d") return add(overridden(overrides_.maxpool, chain, make_maxpool));
-    if (type == "avgpool2d") return add(make_avgpool(chain, *this, chain.producer, nullptr));
-    if (type == "concat") return add(make_concat(chain, *this));
-    if (type == "softmax") return add(make_softmax(chain, *this));
-    if (type == "layernorm") return add(make_layernorm(chain, *this));
+    if (type == "conv2d" || type == "depthwise-conv2d") return add(kernels_.conv(chain, *this));
+    if (type == "matmul" || type == "inner-product") return add(kernels_.matmul(chain, *this));
+    if (type == "add") return add(kernels_.add(chain, *this));
+    if (type == "mul") return add(kernels_.mul(chain, *this));
+    if (type == "maxpool2d") return add(kernels_.maxpool(chain, *this));
+    if (type == "avgpool2d") return add(kernels_.avgpool(chain, *this));
+    if (type == "concat") return add(kernels_.concat(chain, *this));
+    if (type == "softmax") return add(kernels_.softmax(chain, *this));
+    if (type == "layernorm") return add(kernels_.layernorm(chain, *this));
     if (is_activation(type))
       fail(chain.producer, "an activation over an unfixed tensor cannot feed another activation");
     fail(chain.producer, "the ref backend cannot run this op before a fix");
@@ -181,8 +176,8 @@ class Planner final : public Lowering {
     if (op.type != "stack" && in.size() != 1) fail(op, "needs exactly one input");
     const SlotId out = new_slot(op.name, op.output.shape, plan_.slots[in.front()].fix_point);
     fixed_[op.name] = out;
-    add(op.type == "stack" ? make_stack(op, in, out, *this)
-                           : make_layout(op, in.front(), out, *this));
+    add(op.type == "stack" ? kernels_.stack(op, in, out, *this)
+                           : kernels_.layout(op, in.front(), out, *this));
   }
 
   // Weights: q = value * 2^fix_point must be an int8 exactly (the quantizer stores
@@ -203,18 +198,12 @@ class Planner final : public Lowering {
     }
   }
 
-  void add(std::unique_ptr<Kernel> kernel) { plan_.kernels.push_back(std::move(kernel)); }
-
-  // The override's kernel for `chain` when it gives one, else the ref kernel.
-  std::unique_ptr<Kernel> overridden(const KernelFactory& override_factory, const Chain& chain,
-                                     std::unique_ptr<Kernel> (*ref_factory)(const Chain&,
-                                                                            const Lowering&)) {
-    if (override_factory)
-      if (auto kernel = override_factory(chain, *this)) return kernel;
-    return ref_factory(chain, *this);
+  void add(std::unique_ptr<Kernel> kernel) {
+    if (!kernel) throw Error("internal: a kernel factory returned no kernel");
+    plan_.kernels.push_back(std::move(kernel));
   }
 
-  KernelOverrides overrides_;
+  const KernelSet& kernels_;
 
   Plan plan_;
   std::unordered_map<std::string, SlotId> fixed_;        // op name -> its int8 value
@@ -223,11 +212,13 @@ class Planner final : public Lowering {
 
 }  // namespace
 
-Plan lower_graph(const Graph& graph, const KernelOverrides& overrides) {
+Plan lower_graph(const Graph& graph, const KernelSet& kernels) {
+  if (!kernels.conv || !kernels.matmul || !kernels.add || !kernels.mul || !kernels.maxpool ||
+      !kernels.avgpool || !kernels.concat || !kernels.softmax || !kernels.layernorm ||
+      !kernels.elementwise || !kernels.layout || !kernels.stack)
+    throw Error("internal: lower_graph needs a kernel for every op family");
   validate(graph);
-  Planner planner(graph);
-  planner.set_overrides(overrides);
-  return planner.run();
+  return Planner(graph, kernels).run();
 }
 
-}  // namespace dpushard::ref
+}  // namespace dpushard::lowering

@@ -15,7 +15,7 @@
 #include "dpushard/shape.hpp"
 #include "dpushard/tensor.hpp"
 
-namespace dpushard::ref {
+namespace dpushard::lowering {
 
 using SlotId = std::size_t;
 using Slots = std::vector<QTensor>;
@@ -79,4 +79,4 @@ class Lowering {
 // "ref: op 'NAME' (TYPE): WHAT", the one-line error every load failure uses.
 [[noreturn]] void fail(const Op& op, const std::string& what);
 
-}  // namespace dpushard::ref
+}  // namespace dpushard::lowering
