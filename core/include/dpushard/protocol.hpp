@@ -106,7 +106,10 @@ struct FrameHeader {
 enum class PeerRole : std::uint8_t { kOrchestrator = 1, kWorker = 2 };
 
 // --- Messages ----------------------------------------------------------------------------
+// Each message names its type (kType); protocol.cpp holds the one table of what a type
+// allows (before authentication, a payload) and how it decodes.
 struct Hello {
+  static constexpr MessageType kType = MessageType::kHello;
   std::uint16_t version = kProtocolVersion;
   PeerRole role = PeerRole::kOrchestrator;
   std::string name;
@@ -117,16 +120,19 @@ struct Hello {
   bool operator==(const Hello&) const = default;
 };
 struct Challenge {
+  static constexpr MessageType kType = MessageType::kChallenge;
   std::uint16_t version = kProtocolVersion;
   std::string name;
   Digest nonce{};
   bool operator==(const Challenge&) const = default;
 };
 struct Auth {
+  static constexpr MessageType kType = MessageType::kAuth;
   Digest mac{};
   bool operator==(const Auth&) const = default;
 };
 struct AuthOk {
+  static constexpr MessageType kType = MessageType::kAuthOk;
   Digest mac{};
   std::string backend;
   // The DPU the worker's backend runs on (vart): the fingerprint `xdputil query` and a
@@ -137,24 +143,29 @@ struct AuthOk {
   bool operator==(const AuthOk&) const = default;
 };
 struct ErrorMsg {
+  static constexpr MessageType kType = MessageType::kError;
   ErrorCode code = ErrorCode::kInternal;
   std::uint64_t frame = kNoFrame;
   std::string message;
   bool operator==(const ErrorMsg&) const = default;
 };
 struct Heartbeat {
+  static constexpr MessageType kType = MessageType::kHeartbeat;
   std::uint64_t sequence = 0;
   bool operator==(const Heartbeat&) const = default;
 };
 struct HaveQuery {
+  static constexpr MessageType kType = MessageType::kHaveQuery;
   std::vector<Digest> hashes;
   bool operator==(const HaveQuery&) const = default;
 };
 struct HaveReply {
+  static constexpr MessageType kType = MessageType::kHaveReply;
   std::vector<std::uint8_t> have;  // one 0/1 per queried hash, in query order
   bool operator==(const HaveReply&) const = default;
 };
 struct UploadChunk {
+  static constexpr MessageType kType = MessageType::kUploadChunk;
   Digest sha{};
   std::uint64_t total_bytes = 0;
   std::uint64_t offset = 0;
@@ -162,6 +173,7 @@ struct UploadChunk {
   bool operator==(const UploadChunk&) const = default;
 };
 struct UploadDone {
+  static constexpr MessageType kType = MessageType::kUploadDone;
   Digest sha{};
   bool operator==(const UploadDone&) const = default;
 };
@@ -196,6 +208,7 @@ struct PeerAddress {
   bool operator==(const PeerAddress&) const = default;
 };
 struct Load {
+  static constexpr MessageType kType = MessageType::kLoad;
   std::uint64_t job = 0;
   std::string node;            // the name the receiving worker has in this job
   std::uint32_t inflight = 1;  // frames the orchestrator keeps in flight at most
@@ -208,17 +221,21 @@ struct Load {
   bool operator==(const Load&) const = default;
 };
 struct Loaded {
+  static constexpr MessageType kType = MessageType::kLoaded;
   std::uint64_t job = 0;
   bool operator==(const Loaded&) const = default;
 };
 struct Unload {
+  static constexpr MessageType kType = MessageType::kUnload;
   std::uint64_t job = 0;
   bool operator==(const Unload&) const = default;
 };
 struct Shutdown {
+  static constexpr MessageType kType = MessageType::kShutdown;
   bool operator==(const Shutdown&) const = default;
 };
 struct TensorMsg {
+  static constexpr MessageType kType = MessageType::kTensor;
   std::uint64_t job = 0;
   std::uint64_t frame = 0;
   std::uint32_t slot = 0;   // consuming fragment, or kOrchestratorSlot
@@ -227,6 +244,7 @@ struct TensorMsg {
   bool operator==(const TensorMsg&) const = default;
 };
 struct FrameError {
+  static constexpr MessageType kType = MessageType::kFrameError;
   std::uint64_t job = 0;
   std::uint64_t frame = kNoFrame;
   ErrorCode code = ErrorCode::kInternal;
@@ -235,6 +253,7 @@ struct FrameError {
   bool operator==(const FrameError&) const = default;
 };
 struct StatsRequest {
+  static constexpr MessageType kType = MessageType::kStatsRequest;
   std::uint64_t job = 0;
   bool operator==(const StatsRequest&) const = default;
 };
@@ -247,6 +266,7 @@ struct FragmentStats {
   bool operator==(const FragmentStats&) const = default;
 };
 struct Stats {
+  static constexpr MessageType kType = MessageType::kStats;
   std::uint64_t job = 0;
   std::vector<FragmentStats> fragments;
   std::uint64_t tensor_bytes_sent = 0;  // TENSOR frames written to the network, headers included

@@ -2,7 +2,9 @@
 
 #include "dpushard/protocol.hpp"
 
+#include <iterator>
 #include <type_traits>
+#include <utility>
 
 #include "wire.hpp"
 
@@ -15,22 +17,6 @@ constexpr std::uint64_t kMaxUploadBytes = std::uint64_t{1} << 40;
 constexpr int kMaxFixPoint = 64;
 // TENSOR flags bit 0: the values were not computed (a timing-only backend).
 constexpr std::uint8_t kTensorNotComputed = 1;
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
-
-bool has_payload(MessageType type) {
-  return type == MessageType::kTensor || type == MessageType::kUploadChunk;
-}
-
-bool is_handshake(MessageType type) {
-  return type == MessageType::kHello || type == MessageType::kChallenge ||
-         type == MessageType::kAuth || type == MessageType::kAuthOk || type == MessageType::kError;
-}
 
 // --- metadata writers ---
 void put(wire::Writer& w, const Hello& m) {
@@ -350,96 +336,117 @@ Stats get_stats(wire::Reader& r) {
   return m;
 }
 
-Message get_message(const FrameHeader& h, wire::Reader& r, const Limits& limits) {
-  switch (h.type) {
-    case MessageType::kHello:
-      return get_hello(r);
-    case MessageType::kChallenge:
-      return get_challenge(r);
-    case MessageType::kAuth:
-      return Auth{r.digest("auth.mac")};
-    case MessageType::kAuthOk: {
-      AuthOk m;
-      m.mac = r.digest("auth_ok.mac");
-      m.backend = r.str("auth_ok.backend");
-      m.dpu_fingerprint = r.u64("auth_ok.dpu_fingerprint");
-      m.dpu_batch = r.u32("auth_ok.dpu_batch");
-      return m;
-    }
-    case MessageType::kError:
-      return get_error(r);
-    case MessageType::kHeartbeat:
-      return Heartbeat{r.u64("heartbeat.sequence")};
-    case MessageType::kHaveQuery:
-      return get_have_query(r);
-    case MessageType::kHaveReply:
-      return get_have_reply(r);
-    case MessageType::kUploadChunk:
-      return get_upload(r, h.payload_bytes);
-    case MessageType::kUploadDone:
-      return UploadDone{r.digest("upload_done.sha256")};
-    case MessageType::kLoad:
-      return get_load(r);
-    case MessageType::kLoaded:
-      return Loaded{r.u64("loaded.job")};
-    case MessageType::kUnload:
-      return Unload{r.u64("unload.job")};
-    case MessageType::kShutdown:
-      return Shutdown{};
-    case MessageType::kTensor:
-      return get_tensor(r, h.payload_bytes, limits);
-    case MessageType::kFrameError:
-      return get_frame_error(r);
-    case MessageType::kStatsRequest:
-      return StatsRequest{r.u64("stats_request.job")};
-    case MessageType::kStats:
-      return get_stats(r);
-  }
-  throw ProtocolError(ErrorCode::kUnknownType, "unknown message type");
+AuthOk get_auth_ok(wire::Reader& r) {
+  AuthOk m;
+  m.mac = r.digest("auth_ok.mac");
+  m.backend = r.str("auth_ok.backend");
+  m.dpu_fingerprint = r.u64("auth_ok.dpu_fingerprint");
+  m.dpu_batch = r.u32("auth_ok.dpu_batch");
+  return m;
+}
+
+// --- the protocol's one table ---
+// A row per message type: its name, whether it may come before authentication (the
+// handshake), whether bytes follow its metadata, and how its metadata decodes. Adding a
+// message: its struct (with kType) in the Message variant, its put() and getter above, and
+// its row here; the static_assert below holds the table and the variant together.
+using Decode = Message (*)(wire::Reader&, const FrameHeader&, const Limits&);
+struct MessageKind {
+  MessageType type;
+  std::string_view name;
+  bool before_auth;
+  bool has_payload;
+  Decode decode;
+};
+
+constexpr MessageKind kKinds[] = {
+    {MessageType::kHello, "HELLO", true, false,
+     [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message { return get_hello(r); }},
+    {MessageType::kChallenge, "CHALLENGE", true, false,
+     [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message {
+       return get_challenge(r);
+     }},
+    {MessageType::kAuth, "AUTH", true, false,
+     [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message {
+       return Auth{r.digest("auth.mac")};
+     }},
+    {MessageType::kAuthOk, "AUTH_OK", true, false,
+     [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message { return get_auth_ok(r); }},
+    {MessageType::kError, "ERROR", true, false,
+     [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message { return get_error(r); }},
+    {MessageType::kHeartbeat, "HEARTBEAT", false, false,
+     [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message {
+       return Heartbeat{r.u64("heartbeat.sequence")};
+     }},
+    {MessageType::kHaveQuery, "HAVE_QUERY", false, false,
+     [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message {
+       return get_have_query(r);
+     }},
+    {MessageType::kHaveReply, "HAVE_REPLY", false, false,
+     [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message {
+       return get_have_reply(r);
+     }},
+    {MessageType::kUploadChunk, "UPLOAD_CHUNK", false, true,
+     [](wire::Reader& r, const FrameHeader& h, const Limits&) -> Message {
+       return get_upload(r, h.payload_bytes);
+     }},
+    {MessageType::kUploadDone, "UPLOAD_DONE", false, false,
+     [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message {
+       return UploadDone{r.digest("upload_done.sha256")};
+     }},
+    {MessageType::kLoad, "LOAD", false, false,
+     [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message { return get_load(r); }},
+    {MessageType::kLoaded, "LOADED", false, false,
+     [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message {
+       return Loaded{r.u64("loaded.job")};
+     }},
+    {MessageType::kUnload, "UNLOAD", false, false,
+     [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message {
+       return Unload{r.u64("unload.job")};
+     }},
+    {MessageType::kShutdown, "SHUTDOWN", false, false,
+     [](wire::Reader&, const FrameHeader&, const Limits&) -> Message { return Shutdown{}; }},
+    {MessageType::kTensor, "TENSOR", false, true,
+     [](wire::Reader& r, const FrameHeader& h, const Limits& limits) -> Message {
+       return get_tensor(r, h.payload_bytes, limits);
+     }},
+    {MessageType::kFrameError, "FRAME_ERROR", false, false,
+     [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message {
+       return get_frame_error(r);
+     }},
+    {MessageType::kStatsRequest, "STATS_REQUEST", false, false,
+     [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message {
+       return StatsRequest{r.u64("stats_request.job")};
+     }},
+    {MessageType::kStats, "STATS", false, false,
+     [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message { return get_stats(r); }},
+};
+
+constexpr const MessageKind* find_kind(MessageType type) {
+  for (const MessageKind& kind : kKinds)
+    if (kind.type == type) return &kind;
+  return nullptr;
+}
+
+template <std::size_t... I>
+constexpr bool every_message_has_one_row(std::index_sequence<I...>) {
+  return ((find_kind(std::variant_alternative_t<I, Message>::kType) != nullptr) && ...) &&
+         std::size(kKinds) == sizeof...(I);
+}
+static_assert(every_message_has_one_row(std::make_index_sequence<std::variant_size_v<Message>>{}),
+              "every alternative of Message needs exactly one row in kKinds");
+
+const MessageKind& kind_of(MessageType type) {
+  const MessageKind* kind = find_kind(type);
+  if (kind == nullptr) throw ProtocolError(ErrorCode::kUnknownType, "unknown message type");
+  return *kind;
 }
 
 }  // namespace
 
 std::string_view message_type_name(MessageType type) {
-  switch (type) {
-    case MessageType::kHello:
-      return "HELLO";
-    case MessageType::kChallenge:
-      return "CHALLENGE";
-    case MessageType::kAuth:
-      return "AUTH";
-    case MessageType::kAuthOk:
-      return "AUTH_OK";
-    case MessageType::kError:
-      return "ERROR";
-    case MessageType::kHeartbeat:
-      return "HEARTBEAT";
-    case MessageType::kHaveQuery:
-      return "HAVE_QUERY";
-    case MessageType::kHaveReply:
-      return "HAVE_REPLY";
-    case MessageType::kUploadChunk:
-      return "UPLOAD_CHUNK";
-    case MessageType::kUploadDone:
-      return "UPLOAD_DONE";
-    case MessageType::kLoad:
-      return "LOAD";
-    case MessageType::kLoaded:
-      return "LOADED";
-    case MessageType::kUnload:
-      return "UNLOAD";
-    case MessageType::kShutdown:
-      return "SHUTDOWN";
-    case MessageType::kTensor:
-      return "TENSOR";
-    case MessageType::kFrameError:
-      return "FRAME_ERROR";
-    case MessageType::kStatsRequest:
-      return "STATS_REQUEST";
-    case MessageType::kStats:
-      return "STATS";
-  }
-  return "UNKNOWN";
+  const MessageKind* kind = find_kind(type);
+  return kind != nullptr ? kind->name : "UNKNOWN";
 }
 
 std::string_view error_code_name(ErrorCode code) {
@@ -479,31 +486,11 @@ std::string_view error_code_name(ErrorCode code) {
 }
 
 bool is_known_message_type(std::uint16_t type) {
-  return message_type_name(static_cast<MessageType>(type)) != "UNKNOWN";
+  return find_kind(static_cast<MessageType>(type)) != nullptr;
 }
 
 MessageType type_of(const Message& message) {
-  return std::visit(Overloaded{
-                        [](const Hello&) { return MessageType::kHello; },
-                        [](const Challenge&) { return MessageType::kChallenge; },
-                        [](const Auth&) { return MessageType::kAuth; },
-                        [](const AuthOk&) { return MessageType::kAuthOk; },
-                        [](const ErrorMsg&) { return MessageType::kError; },
-                        [](const Heartbeat&) { return MessageType::kHeartbeat; },
-                        [](const HaveQuery&) { return MessageType::kHaveQuery; },
-                        [](const HaveReply&) { return MessageType::kHaveReply; },
-                        [](const UploadChunk&) { return MessageType::kUploadChunk; },
-                        [](const UploadDone&) { return MessageType::kUploadDone; },
-                        [](const Load&) { return MessageType::kLoad; },
-                        [](const Loaded&) { return MessageType::kLoaded; },
-                        [](const Unload&) { return MessageType::kUnload; },
-                        [](const Shutdown&) { return MessageType::kShutdown; },
-                        [](const TensorMsg&) { return MessageType::kTensor; },
-                        [](const FrameError&) { return MessageType::kFrameError; },
-                        [](const StatsRequest&) { return MessageType::kStatsRequest; },
-                        [](const Stats&) { return MessageType::kStats; },
-                    },
-                    message);
+  return std::visit([](const auto& m) { return std::decay_t<decltype(m)>::kType; }, message);
 }
 
 std::vector<std::uint8_t> encode_head(const Message& message) {
@@ -563,7 +550,7 @@ FrameHeader parse_header(std::span<const std::uint8_t> bytes, const Limits& limi
   if (flags != 0)
     throw ProtocolError(ErrorCode::kMalformed,
                         "reserved header flags are " + std::to_string(flags) + ", must be 0");
-  if (!authenticated && !is_handshake(h.type))
+  if (!authenticated && !kind_of(h.type).before_auth)
     throw ProtocolError(ErrorCode::kUnexpectedMessage,
                         std::string(message_type_name(h.type)) + " before authentication");
   const std::uint32_t max_meta = authenticated ? limits.max_meta_bytes : kHandshakeMaxMetaBytes;
@@ -572,7 +559,7 @@ FrameHeader parse_header(std::span<const std::uint8_t> bytes, const Limits& limi
                         std::string(message_type_name(h.type)) + " metadata of " +
                             std::to_string(h.meta_bytes) + " bytes exceeds the limit " +
                             std::to_string(max_meta));
-  if (h.payload_bytes > 0 && !has_payload(h.type))
+  if (h.payload_bytes > 0 && !kind_of(h.type).has_payload)
     throw ProtocolError(ErrorCode::kMalformed,
                         std::string(message_type_name(h.type)) + " carries no payload");
   if (h.payload_bytes > limits.max_payload_bytes)
@@ -588,7 +575,7 @@ Message decode_meta(const FrameHeader& header, std::span<const std::uint8_t> met
   if (meta.size() != header.meta_bytes)
     throw ProtocolError(ErrorCode::kMalformed, "metadata size differs from the header");
   wire::Reader r(meta);
-  Message message = get_message(header, r, limits);
+  Message message = kind_of(header.type).decode(r, header, limits);
   r.expect_end(std::string(message_type_name(header.type)).c_str());
   return message;
 }
