@@ -39,4 +39,8 @@ std::size_t pipeline_cut_for(const UnitGraph& graph, const std::string& op,
 // (LPT), stem and tail placed to minimise the objective and then the bytes moved.
 std::optional<Partition> plan_experts(const StrategyInput& in, std::string& why_not);
 
+// `replicas` copies of `inner` (an experts or pipeline partition for `nodes_per_replica`
+// nodes, one node per fragment), replica r on nodes r * nodes_per_replica + n (hybrid.cpp).
+Partition plan_hybrid(const Partition& inner, int replicas, int nodes_per_replica);
+
 }  // namespace dpushard::split

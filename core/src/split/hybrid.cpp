@@ -1,0 +1,36 @@
+// Hybrid: R replicas of a model-parallel plan. Fragment f of the inner plan on node n runs,
+// in replica r, on node r * k + n; its node list is replica-major, so nodes[r] is replica
+// r's and the runtime's routing (frame k to replica k mod R of every fragment) keeps a frame
+// inside one replica.
+#include "strategies.hpp"
+
+namespace dpushard::split {
+
+Partition plan_hybrid(const Partition& inner, int replicas, int nodes_per_replica) {
+  if (replicas < 2 || nodes_per_replica < 2)
+    throw Error("split: internal: a hybrid needs >= 2 replicas of >= 2 nodes");
+  Partition p;
+  p.strategy = "hybrid";
+  const int first_last = nodes_per_replica - 1;
+  p.structure = std::to_string(replicas) + " replicas of " + inner.strategy + " on " +
+                std::to_string(nodes_per_replica) + " nodes each (replica r on nodes " +
+                std::to_string(nodes_per_replica) + "r.." + std::to_string(nodes_per_replica) +
+                "r+" + std::to_string(first_last) + ", frame k on replica k mod " +
+                std::to_string(replicas) + "): " + inner.structure;
+  p.adjustments = inner.adjustments;
+  for (FragmentPart part : inner.fragments) {
+    if (part.nodes.size() != 1)
+      throw Error("split: internal: a hybrid's inner fragment '" + part.name +
+                  "' has several nodes");
+    const int node = part.nodes.front();
+    if (node < 0 || node >= nodes_per_replica)
+      throw Error("split: internal: a hybrid's inner fragment '" + part.name +
+                  "' is outside its replica");
+    part.nodes.clear();
+    for (int r = 0; r < replicas; ++r) part.nodes.push_back(r * nodes_per_replica + node);
+    p.fragments.push_back(std::move(part));
+  }
+  return p;
+}
+
+}  // namespace dpushard::split
