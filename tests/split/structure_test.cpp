@@ -391,7 +391,11 @@ TEST(Auto, PicksTheBestCandidateForTheObjective) {
     o.nodes = 3;
     o.objective = objective;
     const SplitResult r = split_model(g, o);
-    ASSERT_EQ(r.plan.candidates.size(), 3u);
+    // replicate, pipeline, experts, and hybrid: not possible on 3 nodes (3 = R x k has no
+    // R >= 2 with k >= 2), saying so.
+    ASSERT_EQ(r.plan.candidates.size(), 4u);
+    EXPECT_EQ(r.plan.candidates.back().strategy, "hybrid");
+    EXPECT_THAT(r.plan.candidates.back().note, HasSubstr("3 nodes have none"));
     for (const auto& c : r.plan.candidates) {
       if (!c.note.empty()) continue;
       if (objective == Objective::Latency) {
@@ -411,6 +415,105 @@ TEST(Auto, PicksTheBestCandidateForTheObjective) {
   o.nodes = 1;
   const SplitResult one = split_model(g, o);
   EXPECT_GT(r.plan.predicted.throughput_fps, 2.0 * one.plan.predicted.throughput_fps);
+}
+
+// Hybrid: R replicas of an experts or pipeline plan on k nodes, replica r on nodes
+// r*k..r*k+k-1 (nodes[r] of every fragment in replica r), bit-identical to the whole model.
+// Each replica's nodes carry 1/R of the frames: the same latency as the inner plan on k
+// nodes, R times its throughput unless the orchestrator's link limits it.
+TEST(Hybrid, ReplicasOfAModelParallelPlanOnNodesOfTheirOwn) {
+  ScratchDir dir;
+  const Graph g = testing::fork_join_model({3, 3, 3});
+  const auto whole = testing::run_whole(g, 5);
+  int n = 0;
+  for (int replicas : {2, 3}) {
+    for (Objective objective : {Objective::Latency, Objective::Throughput}) {
+      const std::string what =
+          std::to_string(replicas) + " replicas, " + std::string(objective_name(objective));
+      SplitOptions o;
+      o.nodes = 6;
+      o.strategy = Strategy::Hybrid;
+      o.objective = objective;
+      o.replicas = replicas;
+      Plan plan;
+      const auto got = testing::run_split(g, o, dir.path() / ("h" + std::to_string(n++)), 5, &plan);
+      EXPECT_TRUE(same_bytes(got, whole)) << what;
+      ASSERT_EQ(plan.strategy, "hybrid") << what;
+      EXPECT_EQ(plan.requested_strategy, "hybrid");
+      EXPECT_EQ(plan.replicas, replicas) << what;
+      const int k = 6 / replicas;
+      for (const auto& f : plan.fragments) {
+        ASSERT_EQ(f.nodes.size(), static_cast<std::size_t>(replicas)) << what << " " << f.name;
+        for (int r = 0; r < replicas; ++r) {
+          EXPECT_EQ(f.nodes[static_cast<std::size_t>(r)] / k, r) << what << " " << f.name;
+          EXPECT_EQ(f.nodes[static_cast<std::size_t>(r)] % k, f.nodes.front()) << what;
+        }
+      }
+      // The same plan as the inner strategy on k nodes, replicated.
+      SplitOptions inner = o;
+      inner.nodes = k;
+      inner.replicas = 0;
+      inner.strategy = parse_strategy(plan.inner_strategy);
+      const Plan one = split_model(g, inner).plan;
+      ASSERT_EQ(one.fragments.size(), plan.fragments.size()) << what;
+      for (std::size_t f = 0; f < one.fragments.size(); ++f) {
+        EXPECT_EQ(one.fragments[f].name, plan.fragments[f].name) << what;
+        EXPECT_EQ(one.fragments[f].nodes.front(), plan.fragments[f].nodes.front()) << what;
+      }
+      EXPECT_NEAR(plan.predicted.latency_ms, one.predicted.latency_ms, 1e-9) << what;
+      EXPECT_EQ(plan.predicted.wire_bytes_per_frame, one.predicted.wire_bytes_per_frame) << what;
+      SplitOptions rep = o;
+      rep.strategy = Strategy::Replicate;
+      rep.replicas = 0;
+      const double io_bound = split_model(g, rep).plan.predicted.throughput_fps;
+      EXPECT_NEAR(plan.predicted.throughput_fps,
+                  std::min(replicas * one.predicted.throughput_fps, io_bound),
+                  1e-6 * plan.predicted.throughput_fps)
+          << what;
+    }
+  }
+}
+
+// Auto records every hybrid (R x k for R, k >= 2; experts and pipeline inside) beside the
+// other strategies, each with its prediction, and picks the best of all of them.
+TEST(Hybrid, AutoRecordsEveryHybridCandidate) {
+  const Graph g = testing::fork_join_model({3, 3, 3});
+  for (Objective objective : {Objective::Latency, Objective::Throughput}) {
+    SplitOptions o;
+    o.nodes = 6;
+    o.objective = objective;
+    const Plan plan = split_model(g, o).plan;
+    std::vector<std::string> labels;
+    for (const auto& c : plan.candidates) {
+      labels.push_back(c.label());
+      EXPECT_TRUE(c.note.empty()) << c.label() << ": " << c.note;
+      if (objective == Objective::Latency) {
+        EXPECT_LE(plan.predicted.latency_ms, c.predicted.latency_ms + 1e-9) << c.label();
+      } else {
+        EXPECT_GE(plan.predicted.throughput_fps, c.predicted.throughput_fps - 1e-9) << c.label();
+      }
+    }
+    EXPECT_EQ(labels, (std::vector<std::string>{"replicate", "pipeline", "experts",
+                                                "hybrid 2x experts", "hybrid 2x pipeline",
+                                                "hybrid 3x experts", "hybrid 3x pipeline"}));
+  }
+  // A hybrid that cannot be: --replicas that does not divide the nodes, or on 3 nodes.
+  SplitOptions o;
+  o.nodes = 6;
+  o.strategy = Strategy::Hybrid;
+  o.replicas = 4;
+  EXPECT_THROW(split_model(g, o), Error);
+  o.strategy = Strategy::Experts;
+  o.replicas = 2;
+  EXPECT_THROW(split_model(g, o), Error);
+  o.nodes = 3;
+  o.strategy = Strategy::Hybrid;
+  o.replicas = 0;
+  const Plan fallback = split_model(g, o).plan;
+  EXPECT_EQ(fallback.strategy, "replicate");
+  ASSERT_FALSE(fallback.adjustments.empty());
+  EXPECT_EQ(fallback.adjustments.back().kind, "fallback");
+  EXPECT_THAT(fallback.adjustments.back().reason, HasSubstr("hybrid is not possible"));
 }
 
 TEST(Split, RefusesWhatItCannotSplit) {
