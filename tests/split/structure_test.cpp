@@ -8,6 +8,7 @@
 
 #include "fork_join.hpp"
 #include "split/split_helpers.hpp"
+#include "strategies.hpp"
 #include "unit_graph.hpp"
 #include "xmodel/fixtures.hpp"
 
@@ -415,6 +416,46 @@ TEST(Auto, PicksTheBestCandidateForTheObjective) {
   o.nodes = 1;
   const SplitResult one = split_model(g, o);
   EXPECT_GT(r.plan.predicted.throughput_fps, 2.0 * one.plan.predicted.throughput_fps);
+}
+
+// The estimate follows the runtime's routing (frame f on replica f mod R of a fragment):
+// replicas of a link-bound 2-stage pipeline share its transfers (twice the throughput on
+// twice the nodes; before, all of them were charged to the first replica's nodes), and a
+// fragment on nodes {0, 1} feeding one on node 1 sends every other frame over the link.
+TEST(Estimate, ReplicasShareTheirFragmentsTransfers) {
+  GraphBuilder b("wide");
+  Value x = b.input("x", {1, 8, 8, 1}, 5);
+  x = testing::conv(b, "widen", x, 64, 1);  // 4096 bytes cross the cut, 64 go in and out
+  testing::conv(b, "narrow", x, 1, 1);
+  const Graph g = b.finish();
+  RooflineParams params;
+  params.link_gbps = 0.01;  // the link is the bottleneck
+  auto cost = make_roofline_cost_model(params);
+  const split::UnitGraph units(g, Oracle::builtin(), *cost);
+  std::vector<split::UnitId> compute;
+  for (split::UnitId u : units.order())
+    if (!units.unit(u).is_input) compute.push_back(u);
+  ASSERT_EQ(compute.size(), 2u);
+  split::Partition two;
+  two.strategy = "pipeline";
+  two.fragments = {{"stage0", "stage", {compute[0]}, {0}, {}},
+                   {"stage1", "stage", {compute[1]}, {1}, {}}};
+  const auto one = split::estimate(units, two, *cost, true).predicted;
+  EXPECT_EQ(one.wire_bytes_per_frame, 4096);
+  EXPECT_NEAR(one.throughput_fps, 1.0 / cost->link_busy_seconds(4096), 1e-6 * one.throughput_fps);
+
+  const auto hybrid = split::estimate(units, split::plan_hybrid(two, 2, 2), *cost, true).predicted;
+  EXPECT_EQ(hybrid.wire_bytes_per_frame, 4096);
+  EXPECT_NEAR(hybrid.latency_ms, one.latency_ms, 1e-9);
+  EXPECT_NEAR(hybrid.throughput_fps, 2 * one.throughput_fps, 1e-6 * hybrid.throughput_fps);
+
+  split::Partition mixed = two;
+  mixed.fragments[0].nodes = {0, 1};  // frame 0: node 0 -> node 1; frame 1: on node 1
+  const auto half = split::estimate(units, mixed, *cost, true).predicted;
+  EXPECT_EQ(half.wire_bytes_per_frame, 2048);
+  // Node 1 receives half the cut's bytes (and half the model's input): close to 2x.
+  EXPECT_GT(half.throughput_fps, 1.9 * one.throughput_fps);
+  EXPECT_LE(half.throughput_fps, 2 * one.throughput_fps);
 }
 
 // Hybrid: R replicas of an experts or pipeline plan on k nodes, replica r on nodes
