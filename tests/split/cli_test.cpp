@@ -354,6 +354,48 @@ TEST(CliSplit, HybridWritesAValidPlanAndAutoRecordsItsCandidates) {
   EXPECT_FALSE(std::filesystem::exists(dir / "bad"));
 }
 
+// With 6 KV260s and a latency bound that one node cannot meet, the most fps under it is a
+// hybrid: 2 x 3-expert keeps experts' latency and doubles its throughput.
+TEST(CliSplit, LatencyBoundOnSixNodesChoosesAHybrid) {
+  ScratchDir dir;
+  const std::string model = quoted((dir / "cnn20_int.xmodel").string());
+  ASSERT_EQ(
+      run_cli(dir, "zoo cnn --params 20M --experts 3 --input 224x224x3 -o " + model).exit_code, 0);
+  const std::string split = "split " + model +
+                            " --nodes 6 --target kv260 --link-gbps 1 --objective throughput "
+                            "--json -o ";
+  const Result free = run_cli(dir, split + quoted((dir / "free").string()));
+  ASSERT_EQ(free.exit_code, 0) << free.err;
+  const json f = json::parse(free.out);
+  EXPECT_EQ(f.at("strategy"), "replicate");
+  const double one_node = f.at("predicted").at("latency_ms");
+  double experts_latency = 0, experts_fps = 0;
+  for (const auto& c : f.at("candidates"))
+    if (c.at("label") == "experts") {
+      experts_latency = c.at("latency_ms");
+      experts_fps = c.at("throughput_fps");
+    }
+  ASSERT_LT(experts_latency, one_node);
+
+  const double bound = (experts_latency + one_node) / 2;
+  const Result bounded = run_cli(dir, split + quoted((dir / "bounded").string()) +
+                                          " --max-latency-ms " + std::to_string(bound));
+  ASSERT_EQ(bounded.exit_code, 0) << bounded.err;
+  const json b = json::parse(bounded.out);
+  EXPECT_EQ(b.at("strategy"), "hybrid");
+  EXPECT_EQ(b.at("inner_strategy"), "experts");
+  EXPECT_EQ(b.at("replicas"), 2);
+  EXPECT_LE(b.at("predicted").at("latency_ms").get<double>(), bound);
+  EXPECT_GT(b.at("predicted").at("throughput_fps").get<double>(), 1.8 * experts_fps);
+  for (const auto& c : b.at("candidates")) {
+    if (c.at("latency_ms").get<double>() <= bound) {
+      EXPECT_GE(b.at("predicted").at("throughput_fps").get<double>(),
+                c.at("throughput_fps").get<double>() - 1e-9)
+          << c;
+    }
+  }
+}
+
 TEST(CliMicro, ListsAndWritesTheSuite) {
   ScratchDir dir;
   const Result list = run_cli(dir, "zoo micro --list --json");
