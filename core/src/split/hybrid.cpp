@@ -33,4 +33,28 @@ Partition plan_hybrid(const Partition& inner, int replicas, int nodes_per_replic
   return p;
 }
 
+std::vector<HybridOption> plan_hybrids(const StrategyInput& in, int replicas) {
+  std::vector<HybridOption> out;
+  for (int r = 2; r <= in.nodes / 2; ++r) {
+    const int k = in.nodes / r;
+    if (in.nodes % r != 0 || k < 2 || (replicas != 0 && r != replicas)) continue;
+    StrategyInput replica = in;
+    replica.nodes = k;
+    for (const std::string inner : {"experts", "pipeline"}) {
+      HybridOption option;
+      option.replicas = r;
+      option.inner_strategy = inner;
+      std::string why;
+      auto p = inner == "experts" ? plan_experts(replica, why) : plan_pipeline(replica, {}, why);
+      if (p) {
+        option.partition = plan_hybrid(*p, r, k);
+      } else {
+        option.why_not = inner + " on " + std::to_string(k) + " nodes is not possible: " + why;
+      }
+      out.push_back(std::move(option));
+    }
+  }
+  return out;
+}
+
 }  // namespace dpushard::split

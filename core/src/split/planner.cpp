@@ -145,26 +145,10 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
     auto experts = split::plan_experts(input, why);
     consider("experts", std::move(experts), why);
     // Hybrids: R replicas of experts or pipeline on k nodes each, for every nodes = R x k.
-    bool any_hybrid = false;
-    for (int replicas = 2; replicas <= options.nodes / 2; ++replicas) {
-      const int k = options.nodes / replicas;
-      if (options.nodes % replicas != 0 || k < 2) continue;
-      if (options.replicas != 0 && replicas != options.replicas) continue;
-      any_hybrid = true;
-      split::StrategyInput replica_input = input;
-      replica_input.nodes = k;
-      for (const std::string inner : {"experts", "pipeline"}) {
-        why.clear();
-        auto p = inner == "experts" ? split::plan_experts(replica_input, why)
-                                    : split::plan_pipeline(replica_input, {}, why);
-        std::optional<Partition> hybrid;
-        if (p) hybrid = split::plan_hybrid(*p, replicas, k);
-        consider("hybrid", std::move(hybrid),
-                 inner + " on " + std::to_string(k) + " nodes is not possible: " + why, inner,
-                 replicas);
-      }
-    }
-    if (!any_hybrid)
+    auto hybrids = split::plan_hybrids(input, options.replicas);
+    for (auto& h : hybrids)
+      consider("hybrid", std::move(h.partition), h.why_not, h.inner_strategy, h.replicas);
+    if (hybrids.empty())
       consider("hybrid", std::nullopt,
                "needs nodes = R x k with R >= 2 replicas of k >= 2 nodes; " +
                    std::to_string(options.nodes) + " nodes have none");
