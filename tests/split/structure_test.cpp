@@ -392,11 +392,11 @@ TEST(Auto, PicksTheBestCandidateForTheObjective) {
     o.nodes = 3;
     o.objective = objective;
     const SplitResult r = split_model(g, o);
-    // replicate, pipeline, experts, and hybrid: not possible on 3 nodes (3 = R x k has no
-    // R >= 2 with k >= 2), saying so.
+    // replicate, pipeline, experts, and hybrid: not possible on 3 nodes (2 replicas of 2
+    // nodes need 4), saying so.
     ASSERT_EQ(r.plan.candidates.size(), 4u);
     EXPECT_EQ(r.plan.candidates.back().strategy, "hybrid");
-    EXPECT_THAT(r.plan.candidates.back().note, HasSubstr("3 nodes have none"));
+    EXPECT_THAT(r.plan.candidates.back().note, HasSubstr("3 nodes are too few"));
     for (const auto& c : r.plan.candidates) {
       if (!c.note.empty()) continue;
       if (objective == Objective::Latency) {
@@ -538,7 +538,26 @@ TEST(Hybrid, AutoRecordsEveryHybridCandidate) {
                                                 "hybrid 2x experts", "hybrid 2x pipeline",
                                                 "hybrid 3x experts", "hybrid 3x pipeline"}));
   }
-  // A hybrid that cannot be: --replicas that does not divide the nodes, or on 3 nodes.
+  // Nodes left over stay idle: 7 nodes hold 2 x 3 and 3 x 2, each with one idle node.
+  SplitOptions seven;
+  seven.nodes = 7;
+  const Plan odd = split_model(g, seven).plan;
+  std::vector<std::string> labels;
+  for (const auto& c : odd.candidates) labels.push_back(c.label());
+  EXPECT_EQ(labels, (std::vector<std::string>{"replicate", "pipeline", "experts",
+                                              "hybrid 2x experts", "hybrid 2x pipeline",
+                                              "hybrid 3x experts", "hybrid 3x pipeline"}));
+  seven.strategy = Strategy::Hybrid;
+  seven.replicas = 3;
+  const Plan three = split_model(g, seven).plan;
+  EXPECT_EQ(three.replicas, 3);
+  for (const auto& f : three.fragments)
+    for (int n : f.nodes) EXPECT_LT(n, 6) << f.name;
+  const auto* idle = find_adjustment(three, "idle_nodes");
+  ASSERT_NE(idle, nullptr);
+  EXPECT_THAT(idle->reason, HasSubstr("1 node stays idle"));
+
+  // A hybrid that cannot be: --replicas leaving fewer than 2 nodes each, or on 3 nodes.
   SplitOptions o;
   o.nodes = 6;
   o.strategy = Strategy::Hybrid;

@@ -36,8 +36,8 @@ Partition plan_hybrid(const Partition& inner, int replicas, int nodes_per_replic
 std::vector<HybridOption> plan_hybrids(const StrategyInput& in, int replicas) {
   std::vector<HybridOption> out;
   for (int r = 2; r <= in.nodes / 2; ++r) {
-    const int k = in.nodes / r;
-    if (in.nodes % r != 0 || k < 2 || (replicas != 0 && r != replicas)) continue;
+    const int k = in.nodes / r;  // nodes left over (in.nodes - r * k) stay idle
+    if (replicas != 0 && r != replicas) continue;
     StrategyInput replica = in;
     replica.nodes = k;
     for (const std::string inner : {"experts", "pipeline"}) {
@@ -48,6 +48,12 @@ std::vector<HybridOption> plan_hybrids(const StrategyInput& in, int replicas) {
       auto p = inner == "experts" ? plan_experts(replica, why) : plan_pipeline(replica, {}, why);
       if (p) {
         option.partition = plan_hybrid(*p, r, k);
+        if (const int idle = in.nodes - r * k; idle > 0)
+          option.partition->adjustments.push_back(
+              {"idle_nodes", "", "",
+               std::to_string(r) + " replicas of " + std::to_string(k) + " nodes on " +
+                   std::to_string(in.nodes) + " nodes: " + std::to_string(idle) +
+                   (idle == 1 ? " node stays" : " nodes stay") + " idle"});
       } else {
         option.why_not = inner + " on " + std::to_string(k) + " nodes is not possible: " + why;
       }

@@ -72,11 +72,10 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   if (options.replicas != 0) {
     if (options.strategy != Strategy::Hybrid)
       throw Error("split: --replicas applies to the hybrid strategy only");
-    if (options.replicas < 2 || options.nodes % options.replicas != 0 ||
-        options.nodes / options.replicas < 2)
+    if (options.replicas < 2 || options.nodes / options.replicas < 2)
       throw Error("split: --replicas " + std::to_string(options.replicas) + " on " +
                   std::to_string(options.nodes) +
-                  " nodes: a hybrid needs nodes = replicas x k with replicas >= 2 and k >= 2");
+                  " nodes: a hybrid needs at least 2 replicas of at least 2 nodes each");
   }
 
   std::vector<PlanAdjustment> adjustments;
@@ -150,8 +149,8 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
       consider("hybrid", std::move(h.partition), h.why_not, h.inner_strategy, h.replicas);
     if (hybrids.empty())
       consider("hybrid", std::nullopt,
-               "needs nodes = R x k with R >= 2 replicas of k >= 2 nodes; " +
-                   std::to_string(options.nodes) + " nodes have none");
+               "needs at least 2 replicas of at least 2 nodes each; " +
+                   std::to_string(options.nodes) + " nodes are too few");
   }
   auto index_of = [&](const std::string& name) -> std::optional<std::size_t> {
     for (std::size_t i = 0; i < candidates.size(); ++i)
