@@ -111,9 +111,7 @@ nlohmann::json to_json(const Plan& plan, const std::string& dir) {
 void print_human(const Plan& plan, const std::string& dir) {
   std::ostringstream out;
   out << "split: " << plan.model_file << " -> " << dir << ": " << plan.strategy;
-  if (plan.strategy == "hybrid")
-    out << " (" << plan.replicas << " x " << plan.inner_strategy << " on "
-        << plan.nodes / plan.replicas << " nodes)";
+  if (plan.strategy == "hybrid") out << " " << plan.replicas << "x " << plan.inner_strategy;
   if (plan.strategy != plan.requested_strategy) out << " (asked " << plan.requested_strategy << ")";
   out << " on " << plan.nodes << " node" << (plan.nodes == 1 ? "" : "s") << ", objective "
       << plan.objective

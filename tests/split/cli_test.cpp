@@ -342,7 +342,8 @@ TEST(CliSplit, HybridWritesAValidPlanAndAutoRecordsItsCandidates) {
       run_cli(dir, "split " + model + " --nodes 6 --strategy hybrid --replicas 3 -o " +
                        quoted((dir / "h3").string()));
   EXPECT_EQ(human.exit_code, 0) << human.err;
-  EXPECT_THAT(human.err, HasSubstr("hybrid (3 x "));
+  EXPECT_THAT(human.err, HasSubstr(": hybrid 3x "));
+  EXPECT_THAT(human.err, HasSubstr("3 replicas of "));
   EXPECT_THAT(human.err, HasSubstr("candidate hybrid 3x "));
 
   const Result bad =
