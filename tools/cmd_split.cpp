@@ -1,4 +1,5 @@
-// dpushard split FILE.xmodel --nodes N [--strategy experts|pipeline|replicate|auto]
+// dpushard split FILE.xmodel --nodes N [--strategy experts|pipeline|replicate|hybrid|auto]
+//   [--replicas R]
 //   [--objective latency|throughput] [--max-latency-ms L] [--no-output-fix] [--link-gbps G] [--cuts
 //   OP,...]
 //   [--oracle FILE] [--min-parallel F] [--target kv260|FILE] -o PLAN_DIR [--json]
@@ -32,6 +33,7 @@ struct SplitCliOptions {
   bool no_output_fix = false;
   double link_gbps = 1.0;
   std::vector<std::string> cuts;
+  int replicas = 0;  // hybrid: 0 = every factorisation
   std::string oracle;
   double min_parallel = 0.05;
   std::string target;  // empty: the roofline cost model
@@ -57,6 +59,8 @@ nlohmann::json to_json(const Plan& plan, const std::string& dir) {
                       {"model_sha256", plan.model_sha256},
                       {"strategy", plan.strategy},
                       {"requested_strategy", plan.requested_strategy},
+                      {"inner_strategy", plan.inner_strategy},
+                      {"replicas", plan.replicas},
                       {"objective", plan.objective},
                       {"max_latency_ms", plan.max_latency_ms},
                       {"nodes", plan.nodes},
@@ -85,7 +89,11 @@ nlohmann::json to_json(const Plan& plan, const std::string& dir) {
                               {"oracle", f.oracle_verdict},
                               {"dpu_subgraphs", f.dpu_subgraphs}});
   for (const auto& c : plan.candidates) {
-    nlohmann::json cj = {{"strategy", c.strategy}};
+    nlohmann::json cj = {{"strategy", c.strategy}, {"label", c.label()}};
+    if (!c.inner_strategy.empty()) {
+      cj["inner_strategy"] = c.inner_strategy;
+      cj["replicas"] = c.replicas;
+    }
     if (c.note.empty()) {
       cj["latency_ms"] = c.predicted.latency_ms;
       cj["throughput_fps"] = c.predicted.throughput_fps;
@@ -104,6 +112,7 @@ nlohmann::json to_json(const Plan& plan, const std::string& dir) {
 void print_human(const Plan& plan, const std::string& dir) {
   std::ostringstream out;
   out << "split: " << plan.model_file << " -> " << dir << ": " << plan.strategy;
+  if (plan.strategy == "hybrid") out << " " << plan.replicas << "x " << plan.inner_strategy;
   if (plan.strategy != plan.requested_strategy) out << " (asked " << plan.requested_strategy << ")";
   out << " on " << plan.nodes << " node" << (plan.nodes == 1 ? "" : "s") << ", objective "
       << plan.objective
@@ -122,7 +131,7 @@ void print_human(const Plan& plan, const std::string& dir) {
         << " bytes, oracle " << f.oracle_verdict << "\n";
   }
   for (const auto& c : plan.candidates) {
-    out << "  candidate " << c.strategy << ": ";
+    out << "  candidate " << c.label() << ": ";
     if (c.note.empty()) {
       out << fixed(c.predicted.latency_ms, 3) << " ms, " << fixed(c.predicted.throughput_fps, 1)
           << " fps, " << c.predicted.wire_bytes_per_frame << " bytes/frame\n";
@@ -146,6 +155,7 @@ int run_split(const SplitCliOptions& o) {
   options.output_fix = !o.no_output_fix;
   options.link_gbps = o.link_gbps;
   options.cuts = o.cuts;
+  options.replicas = o.replicas;
   options.min_parallel_fraction = o.min_parallel;
   options.oracle = oracle.get();
   std::unique_ptr<CostModel> cost;
@@ -175,9 +185,13 @@ Command add_split_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("split", "Cut an _int model into fragments for N nodes");
   sub->add_option("file", o.file, "The _int xmodel to split")->required();
   sub->add_option("--nodes", o.nodes, "Node slots")->required()->check(CLI::Range(1, 1024));
-  sub->add_option("--strategy", o.strategy, "experts, pipeline, replicate or auto")
+  sub->add_option("--strategy", o.strategy, "experts, pipeline, replicate, hybrid or auto")
       ->capture_default_str()
-      ->check(CLI::IsMember({"experts", "pipeline", "replicate", "auto"}));
+      ->check(CLI::IsMember({"experts", "pipeline", "replicate", "hybrid", "auto"}));
+  sub->add_option("--replicas", o.replicas,
+                  "hybrid: replicas of an experts or pipeline plan on --nodes / R nodes each "
+                  "(default: the best R)")
+      ->check(CLI::Range(2, 1024));
   sub->add_option("--objective", o.objective, "What auto optimises: latency or throughput")
       ->capture_default_str()
       ->check(CLI::IsMember({"latency", "throughput"}));

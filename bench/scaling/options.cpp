@@ -48,7 +48,7 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
       ->check(CLI::Range(1, 1024));
   app.add_option("--strategies", o.strategies, "Split strategies for more than one node")
       ->delimiter(',')
-      ->check(CLI::IsMember({"experts", "pipeline", "replicate"}))
+      ->check(CLI::IsMember({"experts", "pipeline", "replicate", "hybrid"}))
       ->capture_default_str();
   app.add_option("--experts", o.experts, "Expert branches of the zoo models")
       ->check(CLI::Range(1, 64))

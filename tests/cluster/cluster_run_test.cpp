@@ -10,6 +10,7 @@
 #include <map>
 #include <tuple>
 
+#include "cluster/job_layout.hpp"
 #include "dpushard/builtin_backends.hpp"
 #include "dpushard/cluster.hpp"
 #include "dpushard/sha256.hpp"
@@ -186,6 +187,57 @@ TEST_F(ClusterRunTest, MultiInputStageGetsEveryTensorFromItsProducer) {
     ASSERT_EQ(node.fragments, std::vector<std::string>{stage});
     EXPECT_GE(node.tensor_bytes_sent, payload) << stage;
     EXPECT_LT(node.tensor_bytes_sent, payload + 1024 * kFrames) << stage;
+  }
+}
+
+// A hybrid (2 replicas of a 2-node model-parallel plan) on four workers. Frame k runs entirely in
+// replica k mod 2: every routing destination's replica r lies on replica r's nodes, so each
+// node computes its fragments for its replica's frames only, and the outputs are the whole
+// model's bits.
+TEST_F(ClusterRunTest, HybridPlanKeepsEachFrameInOneReplicaAndMatchesTheWholeModel) {
+  const Graph& model = models_->at("cnn");
+  SplitOptions options;
+  options.nodes = 4;
+  options.strategy = Strategy::Hybrid;
+  options.replicas = 2;
+  SplitResult split = split_model(model, options);
+  const auto dir = *root_ / "cnn-hybrid-2x2";
+  const Plan plan = write_split(split, dir);
+  ASSERT_EQ(plan.strategy, "hybrid");
+  ASSERT_EQ(plan.replicas, 2);
+  ASSERT_TRUE(plan.inner_strategy == "experts" || plan.inner_strategy == "pipeline");
+  ASSERT_GE(plan.fragments.size(), 2u) << plan.structure;
+  auto replica_of = [](const std::string& node) { return (node.back() - '0') / 2; };
+
+  const std::vector<std::string> names = {"w0", "w1", "w2", "w3"};
+  const JobLayout layout = make_job_layout(plan, dir, names);
+  for (const auto& route : layout.inputs)
+    for (std::size_t r = 0; r < route.destination.replicas.size(); ++r)
+      EXPECT_EQ(replica_of(route.destination.replicas[r].node), static_cast<int>(r));
+  for (const auto& [node, assignments] : layout.assignments)
+    for (const auto& assignment : assignments)
+      for (const auto& destinations : assignment.outputs)
+        for (const auto& d : destinations) {
+          if (d.replicas.size() == 1 && d.replicas.front().node.empty()) continue;  // model
+          ASSERT_EQ(d.replicas.size(), 2u) << assignment.name;
+          for (std::size_t r = 0; r < 2; ++r)
+            EXPECT_EQ(replica_of(d.replicas[r].node), static_cast<int>(r)) << assignment.name;
+        }
+
+  WorkerThread fourth(test_worker_options(*root_ / "cache-hybrid"));
+  ClusterConfig config = cluster();
+  config.nodes.push_back(
+      NodeConfig{"w3", "127.0.0.1:" + std::to_string(fourth.port()), "ref", "host", 5});
+  constexpr std::int64_t kFrames = 5;  // replica 0 runs frames 0, 2, 4; replica 1 frames 1, 3
+  const RunResult result = run_on_cluster(plan, dir, config, quick(kFrames, 3));
+  ASSERT_TRUE(result.complete) << result.error;
+  for (std::uint64_t frame = 0; frame < kFrames; ++frame)
+    EXPECT_EQ(result.frame_output_sha256[frame], reference_hashes(model, frame % 4))
+        << "frame " << frame;
+  ASSERT_EQ(result.nodes.size(), 4u);
+  for (const NodeResult& node : result.nodes) {
+    const std::uint64_t frames = replica_of(node.name) == 0 ? 3 : 2;
+    EXPECT_EQ(node.frames_computed, frames * node.fragments.size()) << node.name;
   }
 }
 

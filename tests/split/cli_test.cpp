@@ -293,6 +293,110 @@ TEST(CliSplit, LatencyBoundChoosesModelParallelOverReplicate) {
   EXPECT_THAT(named.err, HasSubstr("the replicate plan's predicted latency"));
 }
 
+// `split --strategy hybrid` writes a valid plan of replicas (run --local gives exec's
+// outputs), auto on 4 nodes records the hybrid candidates with their predictions, and a
+// replica count that does not divide the nodes is one error line.
+TEST(CliSplit, HybridWritesAValidPlanAndAutoRecordsItsCandidates) {
+  ScratchDir dir;
+  const std::string model = quoted((dir / "m_int.xmodel").string());
+  const std::string plan = quoted((dir / "hybrid").string());
+  ASSERT_EQ(
+      run_cli(dir, "zoo cnn --params 300K --experts 3 --input 32x32x3 --classes 10 -o " + model)
+          .exit_code,
+      0);
+  const Result split =
+      run_cli(dir, "split " + model + " --nodes 4 --strategy hybrid -o " + plan + " --json");
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  const json h = json::parse(split.out);
+  EXPECT_EQ(h.at("strategy"), "hybrid");
+  EXPECT_EQ(h.at("replicas"), 2);
+  const std::string inner = h.at("inner_strategy");
+  EXPECT_TRUE(inner == "experts" || inner == "pipeline") << inner;
+  ASSERT_GE(h.at("fragments").size(), 2u);
+  for (const auto& f : h.at("fragments")) {
+    ASSERT_EQ(f.at("nodes").size(), 2u) << f;
+    EXPECT_EQ(f.at("nodes")[0].get<int>() + 2, f.at("nodes")[1].get<int>()) << f;
+  }
+  const std::string yaml = testing::read_bytes(dir / "hybrid" / "plan.yaml");
+  EXPECT_THAT(yaml,
+              HasSubstr("strategy: hybrid\nhybrid: {inner_strategy: " + inner + ", replicas: 2}"));
+  const Result exec = run_cli(dir, "exec " + model + " --seed 3 --json");
+  const Result run = run_cli(dir, "run " + plan + " --local --seed 3 --json");
+  ASSERT_EQ(exec.exit_code, 0) << exec.err;
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(output_hashes(run.out), output_hashes(exec.out));
+
+  const Result autos = run_cli(dir, "split " + model + " --nodes 4 --objective throughput -o " +
+                                        quoted((dir / "auto").string()) + " --json");
+  ASSERT_EQ(autos.exit_code, 0) << autos.err;
+  std::vector<std::string> labels;
+  const json a = json::parse(autos.out);  // kept alive: the loop walks a member of it
+  for (const auto& c : a.at("candidates")) {
+    labels.push_back(c.at("label"));
+    EXPECT_TRUE(c.contains("latency_ms") && c.contains("throughput_fps")) << c;
+  }
+  EXPECT_EQ(labels, (std::vector<std::string>{"replicate", "pipeline", "experts",
+                                              "hybrid 2x experts", "hybrid 2x pipeline"}));
+
+  const Result human =
+      run_cli(dir, "split " + model + " --nodes 6 --strategy hybrid --replicas 3 -o " +
+                       quoted((dir / "h3").string()));
+  EXPECT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_THAT(human.err, HasSubstr(": hybrid 3x "));
+  EXPECT_THAT(human.err, HasSubstr("3 replicas of "));
+  EXPECT_THAT(human.err, HasSubstr("candidate hybrid 3x "));
+
+  const Result bad =
+      run_cli(dir, "split " + model + " --nodes 4 --strategy hybrid --replicas 3 -o " +
+                       quoted((dir / "bad").string()));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("dpushard: error: split: --replicas 3 on 4 nodes"));
+  EXPECT_EQ(bad.err.find('\n'), bad.err.size() - 1) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "bad"));
+}
+
+// With 6 KV260s and a latency bound that one node cannot meet, the most fps under it is a
+// hybrid: 2 x 3-expert keeps experts' latency and doubles its throughput.
+TEST(CliSplit, LatencyBoundOnSixNodesChoosesAHybrid) {
+  ScratchDir dir;
+  const std::string model = quoted((dir / "cnn20_int.xmodel").string());
+  ASSERT_EQ(
+      run_cli(dir, "zoo cnn --params 20M --experts 3 --input 224x224x3 -o " + model).exit_code, 0);
+  const std::string split = "split " + model +
+                            " --nodes 6 --target kv260 --link-gbps 1 --objective throughput "
+                            "--json -o ";
+  const Result free = run_cli(dir, split + quoted((dir / "free").string()));
+  ASSERT_EQ(free.exit_code, 0) << free.err;
+  const json f = json::parse(free.out);
+  EXPECT_EQ(f.at("strategy"), "replicate");
+  const double one_node = f.at("predicted").at("latency_ms");
+  double experts_latency = 0, experts_fps = 0;
+  for (const auto& c : f.at("candidates"))
+    if (c.at("label") == "experts") {
+      experts_latency = c.at("latency_ms");
+      experts_fps = c.at("throughput_fps");
+    }
+  ASSERT_LT(experts_latency, one_node);
+
+  const double bound = (experts_latency + one_node) / 2;
+  const Result bounded = run_cli(dir, split + quoted((dir / "bounded").string()) +
+                                          " --max-latency-ms " + std::to_string(bound));
+  ASSERT_EQ(bounded.exit_code, 0) << bounded.err;
+  const json b = json::parse(bounded.out);
+  EXPECT_EQ(b.at("strategy"), "hybrid");
+  EXPECT_EQ(b.at("inner_strategy"), "experts");
+  EXPECT_EQ(b.at("replicas"), 2);
+  EXPECT_LE(b.at("predicted").at("latency_ms").get<double>(), bound);
+  EXPECT_GT(b.at("predicted").at("throughput_fps").get<double>(), 1.8 * experts_fps);
+  for (const auto& c : b.at("candidates")) {
+    if (c.at("latency_ms").get<double>() <= bound) {
+      EXPECT_GE(b.at("predicted").at("throughput_fps").get<double>(),
+                c.at("throughput_fps").get<double>() - 1e-9)
+          << c;
+    }
+  }
+}
+
 TEST(CliMicro, ListsAndWritesTheSuite) {
   ScratchDir dir;
   const Result list = run_cli(dir, "zoo micro --list --json");

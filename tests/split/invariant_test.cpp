@@ -1,6 +1,7 @@
 // The invariant: for zoo models (CNN and ConvViT, several expert counts) and the real
 // ResNet-20 fixture, on 1 to 4 nodes and with every strategy, running the plan's fragments
-// in plan order gives outputs bit-identical to the whole model on the ref backend.
+// in plan order gives outputs bit-identical to the whole model on the ref backend; and so
+// do hybrid plans on 4 and 6 nodes.
 // (The imported torchvision resnet18 has its own test: torchvision_test.cpp.)
 
 #include <gmock/gmock.h>
@@ -109,6 +110,50 @@ TEST_P(Invariant, FragmentsInPlanOrderEqualTheWholeModel) {
         EXPECT_TRUE(said) << what << ": the fallback must say there is no usable fork-join";
       }
     }
+  }
+}
+
+// Hybrids: replicas of an experts or pipeline plan (4 nodes as 2 x 2, 6 as 2 x 3 and 3 x 2),
+// with and without the output fix; each replica's fragments on nodes of their own.
+TEST_P(Invariant, HybridPlansEqualTheWholeModel) {
+  const Case& c = GetParam();
+  if (c.name == "resnet20") DPUSHARD_REQUIRE_FIXTURES();
+  const Graph model = c.make();
+  const auto whole = testing::run_whole(model, 13);
+  ScratchDir dir;
+  struct Shape {
+    int nodes, replicas;
+    Objective objective;
+    bool output_fix;
+  };
+  int k = 0;
+  for (const Shape& shape :
+       {Shape{4, 2, Objective::Throughput, true}, Shape{4, 2, Objective::Latency, false},
+        Shape{6, 2, Objective::Latency, true}, Shape{6, 3, Objective::Throughput, true}}) {
+    SplitOptions o;
+    o.nodes = shape.nodes;
+    o.strategy = Strategy::Hybrid;
+    o.replicas = shape.replicas;
+    o.objective = shape.objective;
+    o.output_fix = shape.output_fix;
+    const std::string what = c.name + " hybrid " + std::to_string(shape.replicas) + " x " +
+                             std::to_string(shape.nodes / shape.replicas) +
+                             (shape.output_fix ? "" : " --no-output-fix");
+    Plan plan;
+    const auto got = testing::run_split(model, o, dir.path() / std::to_string(k++), 13, &plan);
+    ASSERT_EQ(got.size(), whole.size()) << what;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      EXPECT_EQ(sha256_hex(got[i]), sha256_hex(whole[i])) << what;
+    ASSERT_EQ(plan.strategy, "hybrid") << what;
+    EXPECT_EQ(plan.replicas, shape.replicas) << what;
+    EXPECT_GE(plan.fragments.size(), 2u) << what << ": " << plan.structure;
+    if (c.experts > 1 && plan.inner_strategy == "experts") {
+      std::size_t branches = 0;
+      for (const auto& f : plan.fragments) branches += f.branches.size();
+      EXPECT_EQ(branches, static_cast<std::size_t>(c.experts)) << what;
+    }
+    for (const auto& f : plan.fragments)
+      EXPECT_EQ(f.nodes.size(), static_cast<std::size_t>(shape.replicas)) << what << " " << f.name;
   }
 }
 

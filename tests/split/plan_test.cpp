@@ -162,6 +162,50 @@ TEST_F(PlanFiles, InconsistentPlansAreRejectedNamingTheFault) {
   (void)second;
 }
 
+// A hybrid plan records its inner strategy and replica count (and every candidate's), reads
+// back unchanged, and check_plan refuses a malformed one naming the fault: a fragment with
+// another number of nodes than replicas, a node in two replicas, a bad inner strategy or
+// replica count, hybrid fields on another strategy.
+TEST(HybridPlan, IsRecordedAndAMalformedOneIsRefused) {
+  ScratchDir dir;
+  SplitOptions o;
+  o.nodes = 4;
+  o.strategy = Strategy::Hybrid;
+  SplitResult r = split_model(testing::fork_join_model({2, 2, 2}), o);
+  const Plan plan = write_split(r, dir.path());
+  ASSERT_EQ(plan.strategy, "hybrid");
+  ASSERT_EQ(plan.replicas, 2);
+  const std::string text = plan_to_yaml(plan);
+  EXPECT_THAT(text,
+              HasSubstr("hybrid: {inner_strategy: " + plan.inner_strategy + ", replicas: 2}"));
+  EXPECT_THAT(text, HasSubstr("inner_strategy: experts\n    replicas: 2"));
+  EXPECT_EQ(read_plan(dir.path()), plan);
+  ASSERT_GE(plan.fragments.size(), 2u);
+  const std::vector<std::pair<std::function<void(Plan&)>, std::string>> cases = {
+      {[](Plan& p) { p.fragments[0].nodes.pop_back(); }, "1 nodes, but the hybrid has 2"},
+      {[](Plan& p) {
+         p.fragments[1].nodes = {p.fragments[0].nodes[1], p.fragments[0].nodes[0]};
+       },
+       "is in replica"},
+      {[](Plan& p) { p.fragments[0].nodes[1] = p.fragments[0].nodes[0]; }, "is in replica"},
+      {[](Plan& p) { p.inner_strategy = "replicate"; }, "hybrid.inner_strategy"},
+      {[](Plan& p) { p.replicas = 1; }, "hybrid.replicas"},
+      {[](Plan& p) { p.strategy = "experts"; }, "only for the hybrid strategy"},
+  };
+  for (const auto& [edit, expected] : cases) {
+    Plan p = plan;
+    edit(p);
+    std::string msg;
+    try {
+      check_plan(p);
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    EXPECT_THAT(msg, HasSubstr(expected));
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
 // A second fragment renamed to the first's name in plan.yaml (slots left as they were)
 // was reported as a slot that does not match; it is a duplicate name.
 TEST_F(PlanFiles, DuplicateFragmentNameIsReportedAsSuch) {

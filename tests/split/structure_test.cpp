@@ -8,6 +8,7 @@
 
 #include "fork_join.hpp"
 #include "split/split_helpers.hpp"
+#include "strategies.hpp"
 #include "unit_graph.hpp"
 #include "xmodel/fixtures.hpp"
 
@@ -391,7 +392,11 @@ TEST(Auto, PicksTheBestCandidateForTheObjective) {
     o.nodes = 3;
     o.objective = objective;
     const SplitResult r = split_model(g, o);
-    ASSERT_EQ(r.plan.candidates.size(), 3u);
+    // replicate, pipeline, experts, and hybrid: not possible on 3 nodes (2 replicas of 2
+    // nodes need 4), saying so.
+    ASSERT_EQ(r.plan.candidates.size(), 4u);
+    EXPECT_EQ(r.plan.candidates.back().strategy, "hybrid");
+    EXPECT_THAT(r.plan.candidates.back().note, HasSubstr("3 nodes are too few"));
     for (const auto& c : r.plan.candidates) {
       if (!c.note.empty()) continue;
       if (objective == Objective::Latency) {
@@ -411,6 +416,164 @@ TEST(Auto, PicksTheBestCandidateForTheObjective) {
   o.nodes = 1;
   const SplitResult one = split_model(g, o);
   EXPECT_GT(r.plan.predicted.throughput_fps, 2.0 * one.plan.predicted.throughput_fps);
+}
+
+// The estimate follows the runtime's routing (frame f on replica f mod R of a fragment):
+// replicas of a link-bound 2-stage pipeline share its transfers (twice the throughput on
+// twice the nodes; before, all of them were charged to the first replica's nodes), and a
+// fragment on nodes {0, 1} feeding one on node 1 sends every other frame over the link.
+TEST(Estimate, ReplicasShareTheirFragmentsTransfers) {
+  GraphBuilder b("wide");
+  Value x = b.input("x", {1, 8, 8, 1}, 5);
+  x = testing::conv(b, "widen", x, 64, 1);  // 4096 bytes cross the cut, 64 go in and out
+  testing::conv(b, "narrow", x, 1, 1);
+  const Graph g = b.finish();
+  RooflineParams params;
+  params.link_gbps = 0.01;  // the link is the bottleneck
+  auto cost = make_roofline_cost_model(params);
+  const split::UnitGraph units(g, Oracle::builtin(), *cost);
+  std::vector<split::UnitId> compute;
+  for (split::UnitId u : units.order())
+    if (!units.unit(u).is_input) compute.push_back(u);
+  ASSERT_EQ(compute.size(), 2u);
+  split::Partition two;
+  two.strategy = "pipeline";
+  two.fragments = {{"stage0", "stage", {compute[0]}, {0}, {}},
+                   {"stage1", "stage", {compute[1]}, {1}, {}}};
+  const auto one = split::estimate(units, two, *cost, true).predicted;
+  EXPECT_EQ(one.wire_bytes_per_frame, 4096);
+  EXPECT_NEAR(one.throughput_fps, 1.0 / cost->link_busy_seconds(4096), 1e-6 * one.throughput_fps);
+
+  const auto hybrid = split::estimate(units, split::plan_hybrid(two, 2, 2), *cost, true).predicted;
+  EXPECT_EQ(hybrid.wire_bytes_per_frame, 4096);
+  EXPECT_NEAR(hybrid.latency_ms, one.latency_ms, 1e-9);
+  EXPECT_NEAR(hybrid.throughput_fps, 2 * one.throughput_fps, 1e-6 * hybrid.throughput_fps);
+
+  split::Partition mixed = two;
+  mixed.fragments[0].nodes = {0, 1};  // frame 0: node 0 -> node 1; frame 1: on node 1
+  const auto half = split::estimate(units, mixed, *cost, true).predicted;
+  EXPECT_EQ(half.wire_bytes_per_frame, 2048);
+  // Node 1 receives half the cut's bytes (and half the model's input): close to 2x.
+  EXPECT_GT(half.throughput_fps, 1.9 * one.throughput_fps);
+  EXPECT_LE(half.throughput_fps, 2 * one.throughput_fps);
+}
+
+// Hybrid: R replicas of an experts or pipeline plan on k nodes, replica r on nodes
+// r*k..r*k+k-1 (nodes[r] of every fragment in replica r), bit-identical to the whole model.
+// Each replica's nodes carry 1/R of the frames: the same latency as the inner plan on k
+// nodes, R times its throughput unless the orchestrator's link limits it.
+TEST(Hybrid, ReplicasOfAModelParallelPlanOnNodesOfTheirOwn) {
+  ScratchDir dir;
+  const Graph g = testing::fork_join_model({3, 3, 3});
+  const auto whole = testing::run_whole(g, 5);
+  int n = 0;
+  for (int replicas : {2, 3}) {
+    for (Objective objective : {Objective::Latency, Objective::Throughput}) {
+      const std::string what =
+          std::to_string(replicas) + " replicas, " + std::string(objective_name(objective));
+      SplitOptions o;
+      o.nodes = 6;
+      o.strategy = Strategy::Hybrid;
+      o.objective = objective;
+      o.replicas = replicas;
+      Plan plan;
+      const auto got = testing::run_split(g, o, dir.path() / ("h" + std::to_string(n++)), 5, &plan);
+      EXPECT_TRUE(same_bytes(got, whole)) << what;
+      ASSERT_EQ(plan.strategy, "hybrid") << what;
+      EXPECT_EQ(plan.requested_strategy, "hybrid");
+      EXPECT_EQ(plan.replicas, replicas) << what;
+      const int k = 6 / replicas;
+      for (const auto& f : plan.fragments) {
+        ASSERT_EQ(f.nodes.size(), static_cast<std::size_t>(replicas)) << what << " " << f.name;
+        for (int r = 0; r < replicas; ++r) {
+          EXPECT_EQ(f.nodes[static_cast<std::size_t>(r)] / k, r) << what << " " << f.name;
+          EXPECT_EQ(f.nodes[static_cast<std::size_t>(r)] % k, f.nodes.front()) << what;
+        }
+      }
+      // The same plan as the inner strategy on k nodes, replicated.
+      SplitOptions inner = o;
+      inner.nodes = k;
+      inner.replicas = 0;
+      inner.strategy = parse_strategy(plan.inner_strategy);
+      const Plan one = split_model(g, inner).plan;
+      ASSERT_EQ(one.fragments.size(), plan.fragments.size()) << what;
+      for (std::size_t f = 0; f < one.fragments.size(); ++f) {
+        EXPECT_EQ(one.fragments[f].name, plan.fragments[f].name) << what;
+        EXPECT_EQ(one.fragments[f].nodes.front(), plan.fragments[f].nodes.front()) << what;
+      }
+      EXPECT_NEAR(plan.predicted.latency_ms, one.predicted.latency_ms, 1e-9) << what;
+      EXPECT_EQ(plan.predicted.wire_bytes_per_frame, one.predicted.wire_bytes_per_frame) << what;
+      SplitOptions rep = o;
+      rep.strategy = Strategy::Replicate;
+      rep.replicas = 0;
+      const double io_bound = split_model(g, rep).plan.predicted.throughput_fps;
+      EXPECT_NEAR(plan.predicted.throughput_fps,
+                  std::min(replicas * one.predicted.throughput_fps, io_bound),
+                  1e-6 * plan.predicted.throughput_fps)
+          << what;
+    }
+  }
+}
+
+// Auto records every hybrid (R x k for R, k >= 2; experts and pipeline inside) beside the
+// other strategies, each with its prediction, and picks the best of all of them.
+TEST(Hybrid, AutoRecordsEveryHybridCandidate) {
+  const Graph g = testing::fork_join_model({3, 3, 3});
+  for (Objective objective : {Objective::Latency, Objective::Throughput}) {
+    SplitOptions o;
+    o.nodes = 6;
+    o.objective = objective;
+    const Plan plan = split_model(g, o).plan;
+    std::vector<std::string> labels;
+    for (const auto& c : plan.candidates) {
+      labels.push_back(c.label());
+      EXPECT_TRUE(c.note.empty()) << c.label() << ": " << c.note;
+      if (objective == Objective::Latency) {
+        EXPECT_LE(plan.predicted.latency_ms, c.predicted.latency_ms + 1e-9) << c.label();
+      } else {
+        EXPECT_GE(plan.predicted.throughput_fps, c.predicted.throughput_fps - 1e-9) << c.label();
+      }
+    }
+    EXPECT_EQ(labels, (std::vector<std::string>{"replicate", "pipeline", "experts",
+                                                "hybrid 2x experts", "hybrid 2x pipeline",
+                                                "hybrid 3x experts", "hybrid 3x pipeline"}));
+  }
+  // Nodes left over stay idle: 7 nodes hold 2 x 3 and 3 x 2, each with one idle node.
+  SplitOptions seven;
+  seven.nodes = 7;
+  const Plan odd = split_model(g, seven).plan;
+  std::vector<std::string> labels;
+  for (const auto& c : odd.candidates) labels.push_back(c.label());
+  EXPECT_EQ(labels, (std::vector<std::string>{"replicate", "pipeline", "experts",
+                                              "hybrid 2x experts", "hybrid 2x pipeline",
+                                              "hybrid 3x experts", "hybrid 3x pipeline"}));
+  seven.strategy = Strategy::Hybrid;
+  seven.replicas = 3;
+  const Plan three = split_model(g, seven).plan;
+  EXPECT_EQ(three.replicas, 3);
+  for (const auto& f : three.fragments)
+    for (int n : f.nodes) EXPECT_LT(n, 6) << f.name;
+  const auto* idle = find_adjustment(three, "idle_nodes");
+  ASSERT_NE(idle, nullptr);
+  EXPECT_THAT(idle->reason, HasSubstr("1 node stays idle"));
+
+  // A hybrid that cannot be: --replicas leaving fewer than 2 nodes each, or on 3 nodes.
+  SplitOptions o;
+  o.nodes = 6;
+  o.strategy = Strategy::Hybrid;
+  o.replicas = 4;
+  EXPECT_THROW(split_model(g, o), Error);
+  o.strategy = Strategy::Experts;
+  o.replicas = 2;
+  EXPECT_THROW(split_model(g, o), Error);
+  o.nodes = 3;
+  o.strategy = Strategy::Hybrid;
+  o.replicas = 0;
+  const Plan fallback = split_model(g, o).plan;
+  EXPECT_EQ(fallback.strategy, "replicate");
+  ASSERT_FALSE(fallback.adjustments.empty());
+  EXPECT_EQ(fallback.adjustments.back().kind, "fallback");
+  EXPECT_THAT(fallback.adjustments.back().reason, HasSubstr("hybrid is not possible"));
 }
 
 TEST(Split, RefusesWhatItCannotSplit) {

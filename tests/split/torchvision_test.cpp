@@ -118,6 +118,18 @@ TEST(TorchvisionResnet18, FragmentsInPlanOrderEqualTheWholeModel) {
   std::size_t branches = 0;
   for (const auto& f : plan.fragments) branches += f.branches.size();
   EXPECT_EQ(branches, 2u) << "a residual block has two branches: the shortcut and the convs";
+
+  // A hybrid: two replicas of a 2-node plan (a pipeline: experts is not worth it here).
+  SplitOptions h;
+  h.nodes = 4;
+  h.strategy = Strategy::Hybrid;
+  Plan hybrid;
+  const auto twice = testing::run_split(model, h, dir.path() / "hybrid", 5, &hybrid);
+  ASSERT_EQ(twice.size(), 1u);
+  EXPECT_EQ(sha256_hex(twice[0]), sha256_hex(whole[0])) << "hybrid 2 x 2";
+  EXPECT_EQ(hybrid.strategy, "hybrid");
+  EXPECT_EQ(hybrid.inner_strategy, "pipeline");
+  EXPECT_EQ(hybrid.replicas, 2);
 }
 
 }  // namespace

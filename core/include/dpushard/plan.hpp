@@ -110,9 +110,13 @@ struct PlanPrediction {
 
 struct PlanCandidate {  // what each strategy would give (auto records them all)
   std::string strategy;
+  std::string inner_strategy;  // hybrid: the plan each replica runs ("experts", "pipeline")
+  int replicas = 0;            // hybrid: how many replicas (0 for the other strategies)
   PlanPrediction predicted;
   std::string note;  // why a strategy was not possible, when it was not
   bool operator==(const PlanCandidate&) const = default;
+
+  std::string label() const;  // "experts", or "hybrid 2x experts" for a hybrid
 };
 
 struct Plan {
@@ -123,9 +127,13 @@ struct Plan {
   std::vector<PlanTensor> model_inputs;   // the model's input order
   std::vector<PlanTensor> model_outputs;  // the model's output order
   std::string strategy;                   // the one used
-  std::string requested_strategy;         // the one asked for
-  std::string objective;                  // "latency" or "throughput"
-  double max_latency_ms = 0;              // the predicted-latency bound; 0: none
+  // hybrid only: every fragment has `replicas` nodes, nodes[r] in replica r, and replica r
+  // runs an `inner_strategy` plan on nodes of its own (frame k goes to replica k mod R).
+  std::string inner_strategy;
+  int replicas = 0;
+  std::string requested_strategy;  // the one asked for
+  std::string objective;           // "latency" or "throughput"
+  double max_latency_ms = 0;       // the predicted-latency bound; 0: none
   int nodes = 1;
   bool output_fix = true;
   double link_gbps = 1.0;

@@ -1,8 +1,9 @@
 #pragma once
 // The planner: cuts a quantized model into fragments for N nodes without changing a single
 // output bit. Strategies: experts (stem / fork-join branches / tail), pipeline (stages cut
-// where one fix-terminated tensor is live), replicate (data parallel) and auto (the best
-// of them for an objective, from a swappable cost model). See docs/splitting.md.
+// where one fix-terminated tensor is live), replicate (data parallel), hybrid (R replicas of
+// an experts or pipeline plan on k nodes each) and auto (the best of them for an objective,
+// from a swappable cost model). See docs/splitting.md.
 
 #include <cstdint>
 #include <filesystem>
@@ -20,7 +21,7 @@ namespace dpushard {
 
 struct Target;  // dpushard/perf.hpp: a DPU target of the timing model
 
-enum class Strategy { Experts, Pipeline, Replicate, Auto };
+enum class Strategy { Experts, Pipeline, Replicate, Hybrid, Auto };
 enum class Objective { Latency, Throughput };
 std::string_view strategy_name(Strategy strategy);
 Strategy parse_strategy(std::string_view text);  // throws dpushard::Error listing the names
@@ -110,6 +111,9 @@ struct SplitOptions {
   double max_latency_ms = 0;
   bool output_fix = true;         // false: the naive split for the ablation (--no-output-fix)
   std::vector<std::string> cuts;  // pipeline: ops to cut after (moved to safe points)
+  // hybrid: the number of replicas (nodes must be a multiple with >= 2 nodes per replica);
+  // 0: every factorisation nodes = R x k with R, k >= 2 is tried.
+  int replicas = 0;
   // experts: a fork-join is used only when its branches hold at least this fraction of
   // the model's predicted time in parallel (sum of branches minus the largest one).
   double min_parallel_fraction = 0.05;

@@ -3,10 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 
 #include "partition.hpp"
 
 namespace dpushard::split {
+namespace {
+// Replica counts whose least common multiple exceeds this are refused (plans use one count).
+constexpr std::size_t kMaxPhases = 1 << 12;
+}  // namespace
 
 std::vector<int> fragment_of_units(const UnitGraph& graph, const Partition& partition) {
   std::vector<int> of(graph.units().size(), -1);
@@ -105,35 +110,47 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
     if (t.model_output) transfers.push_back({home, -1, elems});
   }
 
-  auto node_of = [&](int f) {
-    return partition.fragments[static_cast<std::size_t>(f)].nodes.front();
+  // Frame k runs on replica k mod R of a fragment with R nodes (net::Destination), so the
+  // placement of a frame repeats with the least common multiple of the replica counts: one
+  // "phase" per frame of that period.
+  std::size_t period = 1;
+  for (const auto& part : partition.fragments) {
+    period = std::lcm(period, part.nodes.size());
+    if (period > kMaxPhases) throw Error("split: internal: too many replica phases to estimate");
+  }
+  auto node_of = [&](int f, std::size_t phase) {
+    const auto& nodes = partition.fragments[static_cast<std::size_t>(f)].nodes;
+    return nodes[phase % nodes.size()];
   };
 
-  // Latency: fragments in plan order, each node runs one fragment at a time.
-  std::map<int, double> node_free;
+  // Latency: fragments in plan order, each node runs one fragment at a time; the slowest
+  // phase (replicas of one fragment are alike, but may sit beside different others).
   std::vector<double> finish(nf, 0);
   double latency = 0;
-  for (std::size_t f = 0; f < nf; ++f) {
-    double ready = 0;
-    for (const auto& tr : transfers) {
-      if (tr.to != static_cast<int>(f)) continue;
-      if (tr.from < 0) {
-        ready = std::max(ready, cost.transfer_seconds(tr.bytes));
-      } else {
-        const bool remote = node_of(tr.from) != node_of(static_cast<int>(f));
-        ready = std::max(ready, finish[static_cast<std::size_t>(tr.from)] +
-                                    (remote ? cost.transfer_seconds(tr.bytes) : 0.0));
+  for (std::size_t phase = 0; phase < period; ++phase) {
+    std::map<int, double> node_free;
+    for (std::size_t f = 0; f < nf; ++f) {
+      double ready = 0;
+      for (const auto& tr : transfers) {
+        if (tr.to != static_cast<int>(f)) continue;
+        if (tr.from < 0) {
+          ready = std::max(ready, cost.transfer_seconds(tr.bytes));
+        } else {
+          const bool remote = node_of(tr.from, phase) != node_of(static_cast<int>(f), phase);
+          ready = std::max(ready, finish[static_cast<std::size_t>(tr.from)] +
+                                      (remote ? cost.transfer_seconds(tr.bytes) : 0.0));
+        }
       }
+      const int node = node_of(static_cast<int>(f), phase);
+      const double start = std::max(ready, node_free[node]);
+      finish[f] = start + est.fragment_seconds[f];
+      node_free[node] = finish[f];
     }
-    const int node = node_of(static_cast<int>(f));
-    const double start = std::max(ready, node_free[node]);
-    finish[f] = start + est.fragment_seconds[f];
-    node_free[node] = finish[f];
+    for (const auto& tr : transfers)
+      if (tr.to == -1 && tr.from >= 0)
+        latency = std::max(
+            latency, finish[static_cast<std::size_t>(tr.from)] + cost.transfer_seconds(tr.bytes));
   }
-  for (const auto& tr : transfers)
-    if (tr.to == -1 && tr.from >= 0)
-      latency = std::max(
-          latency, finish[static_cast<std::size_t>(tr.from)] + cost.transfer_seconds(tr.bytes));
 
   // Throughput: per-frame busy time of every node's engines and link, and the
   // orchestrator's. A node's fragments each run their frames one after the other, and
@@ -145,6 +162,7 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
   std::map<int, double> busy, dpu, host, net, tx, rx;
   double orch_tx = 0, orch_rx = 0;
   std::int64_t wire = 0, io = 0;
+  double wire_share = 0;
   for (std::size_t f = 0; f < nf; ++f) {
     const auto& nodes = partition.fragments[f].nodes;
     const double share = 1.0 / static_cast<double>(nodes.size());
@@ -167,11 +185,17 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
       for (int n : nodes) (tr.from < 0 ? rx : tx)[n] += t / static_cast<double>(nodes.size());
       continue;
     }
-    if (node_of(tr.from) == node_of(tr.to)) continue;
-    wire += tr.bytes;
-    tx[node_of(tr.from)] += t;
-    rx[node_of(tr.to)] += t;
+    // Between fragments: each phase's pair of nodes carries 1/period of the frames.
+    const double share = 1.0 / static_cast<double>(period);
+    for (std::size_t phase = 0; phase < period; ++phase) {
+      const int from = node_of(tr.from, phase), to = node_of(tr.to, phase);
+      if (from == to) continue;
+      wire_share += static_cast<double>(tr.bytes) * share;
+      tx[from] += t * share;
+      rx[to] += t * share;
+    }
   }
+  wire = std::llround(wire_share);
   double bottleneck = std::max(orch_tx, orch_rx);
   for (const auto* m : {&busy, &tx, &rx})
     for (const auto& [n, v] : *m) bottleneck = std::max(bottleneck, v);

@@ -10,6 +10,8 @@ std::string_view strategy_name(Strategy strategy) {
       return "pipeline";
     case Strategy::Replicate:
       return "replicate";
+    case Strategy::Hybrid:
+      return "hybrid";
     case Strategy::Auto:
       break;
   }
@@ -17,10 +19,16 @@ std::string_view strategy_name(Strategy strategy) {
 }
 
 Strategy parse_strategy(std::string_view text) {
-  for (Strategy s : {Strategy::Experts, Strategy::Pipeline, Strategy::Replicate, Strategy::Auto})
+  for (Strategy s : {Strategy::Experts, Strategy::Pipeline, Strategy::Replicate, Strategy::Hybrid,
+                     Strategy::Auto})
     if (text == strategy_name(s)) return s;
   throw Error("unknown strategy '" + std::string(text) +
-              "' (known: experts, pipeline, replicate, auto)");
+              "' (known: experts, pipeline, replicate, hybrid, auto)");
+}
+
+std::string PlanCandidate::label() const {
+  if (strategy != "hybrid" || replicas < 1 || inner_strategy.empty()) return strategy;
+  return strategy + " " + std::to_string(replicas) + "x " + inner_strategy;
 }
 
 std::string_view objective_name(Objective objective) {

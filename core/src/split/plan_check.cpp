@@ -24,18 +24,45 @@ bool safe_relative(const std::string& file) {
   return true;
 }
 
+// A hybrid: `replicas` copies of an experts or pipeline plan, each on nodes of its own.
+// Every fragment has one node per replica (nodes[r] in replica r; the runtime sends frame k
+// to replica k mod R of every fragment), and no node serves two replicas.
+void check_hybrid(const Plan& plan) {
+  if (plan.inner_strategy != "experts" && plan.inner_strategy != "pipeline")
+    throw Error("hybrid.inner_strategy: must be experts or pipeline, not '" + plan.inner_strategy +
+                "'");
+  if (plan.replicas < 2) throw Error("hybrid.replicas: must be at least 2");
+  std::map<int, std::size_t> replica_of;  // node -> replica
+  for (const auto& f : plan.fragments) {
+    if (f.nodes.size() != static_cast<std::size_t>(plan.replicas))
+      throw Error("fragment '" + f.name + "': " + std::to_string(f.nodes.size()) +
+                  " nodes, but the hybrid has " + std::to_string(plan.replicas) + " replicas");
+    for (std::size_t r = 0; r < f.nodes.size(); ++r) {
+      const auto [it, added] = replica_of.emplace(f.nodes[r], r);
+      if (!added && it->second != r)
+        throw Error("fragment '" + f.name + "': node " + std::to_string(f.nodes[r]) +
+                    " is in replica " + std::to_string(r) + " and replica " +
+                    std::to_string(it->second));
+    }
+  }
+}
+
 }  // namespace
 
 void check_plan(const Plan& plan) {
   if (plan.nodes < 1) throw Error("nodes: must be at least 1");
-  if (plan.strategy != "experts" && plan.strategy != "pipeline" && plan.strategy != "replicate")
+  if (plan.strategy != "experts" && plan.strategy != "pipeline" && plan.strategy != "replicate" &&
+      plan.strategy != "hybrid")
     throw Error("strategy: unknown '" + plan.strategy + "'");
+  if (plan.strategy != "hybrid" && (plan.replicas != 0 || !plan.inner_strategy.empty()))
+    throw Error("hybrid: only for the hybrid strategy");
   if (plan.objective != "latency" && plan.objective != "throughput")
     throw Error("objective: unknown '" + plan.objective + "'");
   if (!(plan.max_latency_ms >= 0)) throw Error("max_latency_ms: must be a number >= 0");
   if (plan.fragments.empty()) throw Error("fragments: empty");
   if (plan.model_inputs.empty()) throw Error("model.inputs: empty");
   if (plan.model_outputs.empty()) throw Error("model.outputs: empty");
+  if (plan.strategy == "hybrid") check_hybrid(plan);
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < plan.fragments.size(); ++i) {
     const auto& f = plan.fragments[i];

@@ -172,6 +172,12 @@ std::string plan_to_yaml(const Plan& plan) {
   emit_tensors(out, "outputs", plan.model_outputs);
   out << YAML::EndMap;
   out << YAML::Key << "strategy" << YAML::Value << plan.strategy;
+  if (plan.strategy == "hybrid") {
+    out << YAML::Key << "hybrid" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "inner_strategy" << YAML::Value << plan.inner_strategy;
+    out << YAML::Key << "replicas" << YAML::Value << plan.replicas;
+    out << YAML::EndMap;
+  }
   out << YAML::Key << "requested_strategy" << YAML::Value << plan.requested_strategy;
   out << YAML::Key << "objective" << YAML::Value << plan.objective;
   if (plan.max_latency_ms > 0)
@@ -193,6 +199,10 @@ std::string plan_to_yaml(const Plan& plan) {
   for (const auto& c : plan.candidates) {
     out << YAML::BeginMap;
     out << YAML::Key << "strategy" << YAML::Value << c.strategy;
+    if (!c.inner_strategy.empty()) {
+      out << YAML::Key << "inner_strategy" << YAML::Value << c.inner_strategy;
+      out << YAML::Key << "replicas" << YAML::Value << c.replicas;
+    }
     if (c.note.empty()) {
       emit_prediction(out, c.predicted);
     } else {
@@ -293,9 +303,9 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
   }
   const Reader r(origin);
   r.only(root,
-         {"version", "model", "strategy", "requested_strategy", "objective", "max_latency_ms",
-          "nodes", "output_fix", "link_gbps", "cost_model", "oracle", "structure", "predicted",
-          "candidates", "slots", "fragments", "edges", "adjustments"},
+         {"version", "model", "strategy", "hybrid", "requested_strategy", "objective",
+          "max_latency_ms", "nodes", "output_fix", "link_gbps", "cost_model", "oracle", "structure",
+          "predicted", "candidates", "slots", "fragments", "edges", "adjustments"},
          "(top)");
   Plan plan;
   plan.version = r.get<int>(root, "version", "(top)");
@@ -308,6 +318,11 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
   plan.model_inputs = r.tensors(model, "inputs", "model");
   plan.model_outputs = r.tensors(model, "outputs", "model");
   plan.strategy = r.get<std::string>(root, "strategy", "(top)");
+  if (const YAML::Node hybrid = root["hybrid"]) {
+    r.only(hybrid, {"inner_strategy", "replicas"}, "hybrid");
+    plan.inner_strategy = r.get<std::string>(hybrid, "inner_strategy", "hybrid");
+    plan.replicas = r.get<int>(hybrid, "replicas", "hybrid");
+  }
   plan.requested_strategy = r.get<std::string>(root, "requested_strategy", "(top)");
   plan.objective = r.get<std::string>(root, "objective", "(top)");
   if (root["max_latency_ms"]) plan.max_latency_ms = r.get<double>(root, "max_latency_ms", "(top)");
@@ -325,6 +340,10 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
     const std::string f = "candidates[" + std::to_string(i) + "]";
     PlanCandidate c;
     c.strategy = r.get<std::string>(cands[i], "strategy", f);
+    if (cands[i]["inner_strategy"]) {
+      c.inner_strategy = r.get<std::string>(cands[i], "inner_strategy", f);
+      c.replicas = r.get<int>(cands[i], "replicas", f);
+    }
     if (cands[i]["not_possible"]) {
       c.note = r.get<std::string>(cands[i], "not_possible", f);
     } else {

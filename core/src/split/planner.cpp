@@ -69,6 +69,14 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   if (!options.cuts.empty() && options.strategy != Strategy::Pipeline &&
       options.strategy != Strategy::Auto)
     throw Error("split: --cuts applies to the pipeline strategy only");
+  if (options.replicas != 0) {
+    if (options.strategy != Strategy::Hybrid)
+      throw Error("split: --replicas applies to the hybrid strategy only");
+    if (options.replicas < 2 || options.nodes / options.replicas < 2)
+      throw Error("split: --replicas " + std::to_string(options.replicas) + " on " +
+                  std::to_string(options.nodes) +
+                  " nodes: a hybrid needs at least 2 replicas of at least 2 nodes each");
+  }
 
   std::vector<PlanAdjustment> adjustments;
   // The output fix operator on layout ops: model outputs and requested cuts.
@@ -105,9 +113,12 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   // Candidates.
   std::vector<PlanCandidate> candidates;
   std::vector<std::optional<Partition>> partitions;
-  auto consider = [&](const std::string& name, std::optional<Partition> p, const std::string& why) {
+  auto consider = [&](const std::string& name, std::optional<Partition> p, const std::string& why,
+                      const std::string& inner = "", int replicas = 0) {
     PlanCandidate c;
     c.strategy = name;
+    c.inner_strategy = inner;
+    c.replicas = replicas;
     if (p && cost.prices_fragments()) {
       const auto prices = fragment_prices(
           cost, split::extract(units, *p, options.output_fix, split::Weights::LeftOut));
@@ -132,6 +143,14 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
     why.clear();
     auto experts = split::plan_experts(input, why);
     consider("experts", std::move(experts), why);
+    // Hybrids: R replicas of experts or pipeline on k nodes each, for every nodes = R x k.
+    auto hybrids = split::plan_hybrids(input, options.replicas);
+    for (auto& h : hybrids)
+      consider("hybrid", std::move(h.partition), h.why_not, h.inner_strategy, h.replicas);
+    if (hybrids.empty())
+      consider("hybrid", std::nullopt,
+               "needs at least 2 replicas of at least 2 nodes each; " +
+                   std::to_string(options.nodes) + " nodes are too few");
   }
   auto index_of = [&](const std::string& name) -> std::optional<std::size_t> {
     for (std::size_t i = 0; i < candidates.size(); ++i)
@@ -158,7 +177,21 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
     return Error("split: " + what + " --max-latency-ms " + format_ms(bound) +
                  ": the best predicted latency reachable on " + std::to_string(options.nodes) +
                  " node" + (options.nodes == 1 ? "" : "s") + " is " +
-                 format_ms(best.predicted.latency_ms) + " ms (" + best.strategy + ")");
+                 format_ms(best.predicted.latency_ms) + " ms (" + best.label() + ")");
+  };
+
+  // The best hybrid for the objective: among those meeting the bound if any do.
+  auto best_hybrid = [&] {
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (candidates[i].strategy != "hybrid" || !partitions[i]) continue;
+      if (!best || (meets_bound(i) && !meets_bound(*best)) ||
+          (meets_bound(i) == meets_bound(*best) &&
+           split::better_prediction(candidates[i].predicted, candidates[*best].predicted,
+                                    options.objective)))
+        best = i;
+    }
+    return best;
   };
 
   std::size_t chosen = 0;
@@ -176,17 +209,19 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
     chosen = *best;
     for (std::size_t i = 0; i < candidates.size(); ++i)
       if (partitions[i] && !meets_bound(i))
-        adjustments.push_back({"latency_bound", candidates[i].strategy, candidates[chosen].strategy,
-                               candidates[i].strategy + " left out: predicted latency " +
+        adjustments.push_back({"latency_bound", candidates[i].label(), candidates[chosen].label(),
+                               candidates[i].label() + " left out: predicted latency " +
                                    format_ms(candidates[i].predicted.latency_ms) +
                                    " ms exceeds --max-latency-ms " + format_ms(bound)});
+  } else if (auto h = best_hybrid(); options.strategy == Strategy::Hybrid && h) {
+    chosen = *h;
   } else if (auto i = index_of(requested)) {
     chosen = *i;
   } else {
     // Fall back: experts -> pipeline -> replicate, saying why.
     std::string why;
     for (const auto& c : candidates)
-      if (c.strategy == requested) why = c.note;
+      if (c.strategy == requested && why.empty()) why = c.note;
     std::optional<std::size_t> fallback;
     if (options.strategy == Strategy::Experts) fallback = index_of("pipeline");
     if (!fallback) fallback = index_of("replicate");
@@ -196,12 +231,12 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
          requested + " is not possible: " + why + "; using " + candidates[chosen].strategy});
   }
   if (!meets_bound(chosen))
-    throw bound_error("the " + candidates[chosen].strategy + " plan's predicted latency " +
+    throw bound_error("the " + candidates[chosen].label() + " plan's predicted latency " +
                       format_ms(candidates[chosen].predicted.latency_ms) + " ms exceeds");
   Partition partition = std::move(*partitions[chosen]);
   adjustments.insert(adjustments.end(), partition.adjustments.begin(), partition.adjustments.end());
   if (options.nodes == 1 && options.strategy != Strategy::Replicate &&
-      options.strategy != Strategy::Auto)
+      options.strategy != Strategy::Hybrid && options.strategy != Strategy::Auto)
     partition.strategy = requested;  // one node: every strategy is the whole model
 
   auto extraction = split::extract(units, partition, options.output_fix);
@@ -220,6 +255,10 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   plan.model_inputs = split::model_inputs(*graph);
   plan.model_outputs = split::model_outputs(*graph);
   plan.strategy = partition.strategy;
+  if (partition.strategy == "hybrid") {
+    plan.inner_strategy = candidates[chosen].inner_strategy;
+    plan.replicas = candidates[chosen].replicas;
+  }
   plan.requested_strategy = requested;
   plan.objective = std::string(objective_name(options.objective));
   plan.max_latency_ms = bound > 0 ? bound : 0;

@@ -39,4 +39,20 @@ std::size_t pipeline_cut_for(const UnitGraph& graph, const std::string& op,
 // (LPT), stem and tail placed to minimise the objective and then the bytes moved.
 std::optional<Partition> plan_experts(const StrategyInput& in, std::string& why_not);
 
+// `replicas` copies of `inner` (an experts or pipeline partition for `nodes_per_replica`
+// nodes, one node per fragment), replica r on nodes r * nodes_per_replica + n (hybrid.cpp).
+Partition plan_hybrid(const Partition& inner, int replicas, int nodes_per_replica);
+
+// Every hybrid of R >= 2 replicas on k = in.nodes / R >= 2 nodes each (only R = `replicas`
+// when it is not 0; the in.nodes - R x k nodes left over stay idle): R copies of the
+// experts and of the pipeline plan for k nodes (chosen for in.objective, the pipeline's
+// cuts its own), or why that inner plan is not possible. Empty: fewer than 4 nodes.
+struct HybridOption {
+  int replicas = 0;
+  std::string inner_strategy;  // "experts" or "pipeline"
+  std::optional<Partition> partition;
+  std::string why_not;
+};
+std::vector<HybridOption> plan_hybrids(const StrategyInput& in, int replicas);
+
 }  // namespace dpushard::split

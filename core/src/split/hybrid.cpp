@@ -1,0 +1,66 @@
+// Hybrid: R replicas of a model-parallel plan. Fragment f of the inner plan on node n runs,
+// in replica r, on node r * k + n; its node list is replica-major, so nodes[r] is replica
+// r's and the runtime's routing (frame k to replica k mod R of every fragment) keeps a frame
+// inside one replica.
+#include "strategies.hpp"
+
+namespace dpushard::split {
+
+Partition plan_hybrid(const Partition& inner, int replicas, int nodes_per_replica) {
+  if (replicas < 2 || nodes_per_replica < 2)
+    throw Error("split: internal: a hybrid needs >= 2 replicas of >= 2 nodes");
+  Partition p;
+  p.strategy = "hybrid";
+  const int first_last = nodes_per_replica - 1;
+  p.structure = std::to_string(replicas) + " replicas of " + inner.strategy + " on " +
+                std::to_string(nodes_per_replica) + " nodes each (replica r on nodes " +
+                std::to_string(nodes_per_replica) + "r.." + std::to_string(nodes_per_replica) +
+                "r+" + std::to_string(first_last) + ", frame k on replica k mod " +
+                std::to_string(replicas) + "): " + inner.structure;
+  p.adjustments = inner.adjustments;
+  for (FragmentPart part : inner.fragments) {
+    if (part.nodes.size() != 1)
+      throw Error("split: internal: a hybrid's inner fragment '" + part.name +
+                  "' has several nodes");
+    const int node = part.nodes.front();
+    if (node < 0 || node >= nodes_per_replica)
+      throw Error("split: internal: a hybrid's inner fragment '" + part.name +
+                  "' is outside its replica");
+    part.nodes.clear();
+    for (int r = 0; r < replicas; ++r) part.nodes.push_back(r * nodes_per_replica + node);
+    p.fragments.push_back(std::move(part));
+  }
+  return p;
+}
+
+std::vector<HybridOption> plan_hybrids(const StrategyInput& in, int replicas) {
+  std::vector<HybridOption> out;
+  for (int r = 2; r <= in.nodes / 2; ++r) {
+    const int k = in.nodes / r;  // nodes left over (in.nodes - r * k) stay idle
+    if (replicas != 0 && r != replicas) continue;
+    StrategyInput replica = in;
+    replica.nodes = k;
+    for (const std::string inner : {"experts", "pipeline"}) {
+      HybridOption option;
+      option.replicas = r;
+      option.inner_strategy = inner;
+      std::string why;
+      auto p = inner == "experts" ? plan_experts(replica, why) : plan_pipeline(replica, {}, why);
+      if (p) {
+        option.partition = plan_hybrid(*p, r, k);
+        if (const int idle = in.nodes - r * k; idle > 0)
+          option.partition->adjustments.push_back(
+              {"idle_nodes", "", "",
+               std::to_string(r) + " replicas of " + std::to_string(k) + " nodes on " +
+                   std::to_string(in.nodes) + " nodes: " + std::to_string(idle) +
+                   (idle == 1 ? " node stays" : " nodes stay") + " idle"});
+      } else {
+        option.why_not = inner + " on " + std::to_string(k) + " nodes is not possible: " + why;
+      }
+      out.push_back(std::move(option));
+    }
+  }
+  return out;
+}
+
+}  // namespace dpushard::split
