@@ -224,6 +224,7 @@ class Planner final : public Lowering {
 }  // namespace
 
 Plan lower_graph(const Graph& graph, const KernelOverrides& overrides) {
+  require_weights(graph, "exec");
   validate(graph);
   Planner planner(graph);
   planner.set_overrides(overrides);
