@@ -44,6 +44,8 @@ Graph two_convs() {
   const Value b1 = b.constant("b1", {32}, std::vector<std::int8_t>(32, 1), 8);
   const Value y = b.conv2d("conv1", x, w1, b1, same, 4);
   Conv2dSpec pointwise;
+  pointwise.kernel = {1, 1};
+  pointwise.pad = {0, 0, 0, 0};
   const Value w2 = b.constant("w2", {16, 1, 1, 32}, std::vector<std::int8_t>(16 * 32, 1), 7);
   b.conv2d("conv2", y, w2, std::nullopt, pointwise, 4);
   return b.finish();
@@ -126,8 +128,11 @@ TEST(MemoryBudget, AutoProposesOnlyPlansThatFit) {
     EXPECT_EQ(plan.memory.budget_bytes, budget);
     EXPECT_EQ(plan.memory.frames_in_flight, 2);
     for (const auto& f : plan.fragments) EXPECT_GT(f.cost.memory_bytes, 0) << f.name;
-    for (const auto& c : plan.candidates)
-      if (c.strategy == "replicate") EXPECT_THAT(c.note, HasSubstr("does not fit: fragment"));
+    for (const auto& c : plan.candidates) {
+      if (c.strategy == "replicate") {
+        EXPECT_THAT(c.note, HasSubstr("does not fit: fragment"));
+      }
+    }
     EXPECT_TRUE(has_memory_adjustment(plan, "fits no single kv260"));
     EXPECT_TRUE(has_memory_adjustment(plan, "only model-parallel plans"));
   }

@@ -310,8 +310,12 @@ TEST_P(EachFamily, WithoutWeightsIsTheSameGraphWithoutValues) {
     EXPECT_EQ(a.name, b.name);
     EXPECT_EQ(a.output.shape, b.output.shape) << a.name;
     EXPECT_EQ(a.attrs.count("fix_point"), b.attrs.count("fix_point")) << a.name;
-    if (a.type == "fix") EXPECT_EQ(a.attrs, b.attrs) << a.name;
-    if (b.type == "const") EXPECT_EQ(b.attrs.count("data"), 0U) << b.name;
+    if (a.type == "fix") {
+      EXPECT_EQ(a.attrs, b.attrs) << a.name;
+    }
+    if (b.type == "const") {
+      EXPECT_EQ(b.attrs.count("data"), 0U) << b.name;
+    }
   }
   EXPECT_EQ(graph_cost(full).params, graph_cost(shapes).params);
   EXPECT_NO_THROW(validate(shapes));
