@@ -184,7 +184,13 @@ TEST(ZooWithoutWeights, ExecRefusesItWithOneLine) {
     const std::string msg = error_of([&] { b->load(model); });
     EXPECT_THAT(msg, HasSubstr("written without weights")) << backend;
     EXPECT_EQ(msg.find('\n'), std::string::npos);
-  }
+  }  // sim models time from shapes alone; with numerics it computes, and refuses.
+  BackendOptions timing_only;
+  EXPECT_NO_THROW(make_backend("sim", timing_only)->load(model));
+  BackendOptions numerics;
+  numerics.sim_numerics = true;
+  EXPECT_THAT(error_of([&] { make_backend("sim", numerics)->load(model); }),
+              HasSubstr("written without weights"));
 }
 
 TEST(ZooWithoutWeights, CliSplitsAndInspectsButRefusesExec) {
