@@ -2,7 +2,7 @@
 //   [--replicas R]
 //   [--objective latency|throughput] [--max-latency-ms L] [--no-output-fix] [--link-gbps G] [--cuts
 //   OP,...]
-//   [--oracle FILE] [--min-parallel F] [--target kv260|FILE] -o PLAN_DIR [--json]
+//   [--oracle FILE] [--min-parallel F] [--target kv260|FILE] [--inflight K] -o PLAN_DIR [--json]
 // Cuts an `_int` model into fragments for N nodes and writes PLAN_DIR/plan.yaml and
 // PLAN_DIR/fragments/<name>_int.xmodel (docs/splitting.md, docs/plan.md).
 
@@ -15,6 +15,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "dpushard/memory_budget.hpp"
 #include "dpushard/perf.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/split.hpp"
@@ -37,6 +38,7 @@ struct SplitCliOptions {
   std::string oracle;
   double min_parallel = 0.05;
   std::string target;  // empty: the roofline cost model
+  int inflight = kDefaultFramesInFlight;
   std::string output;
   bool json = false;
 };
@@ -68,6 +70,10 @@ nlohmann::json to_json(const Plan& plan, const std::string& dir) {
                       {"cost_model", plan.cost_model},
                       {"link_gbps", plan.link_gbps},
                       {"structure", plan.structure},
+                      {"memory",
+                       {{"budget_bytes", plan.memory.budget_bytes},
+                        {"board", plan.memory.board},
+                        {"frames_in_flight", plan.memory.frames_in_flight}}},
                       {"predicted",
                        {{"latency_ms", plan.predicted.latency_ms},
                         {"throughput_fps", plan.predicted.throughput_fps},
@@ -85,6 +91,7 @@ nlohmann::json to_json(const Plan& plan, const std::string& dir) {
                               {"macs", f.cost.macs},
                               {"params", f.cost.params},
                               {"compute_ms", f.cost.compute_ms},
+                              {"memory_bytes", f.cost.memory_bytes},
                               {"output_bytes", bytes_out(f)},
                               {"oracle", f.oracle_verdict},
                               {"dpu_subgraphs", f.dpu_subgraphs}});
@@ -120,6 +127,9 @@ void print_human(const Plan& plan, const std::string& dir) {
       << (plan.output_fix ? "" : ", NO output fix (ablation)") << "\n";
   out << "  cost model " << plan.cost_model << ", link " << fixed(plan.link_gbps, 3) << " Gb/s\n";
   out << "  " << plan.structure << "\n";
+  if (plan.memory.budget_bytes > 0)
+    out << "  memory: " << memory_text(plan.memory.budget_bytes) << " for models per "
+        << plan.memory.board << " node, " << plan.memory.frames_in_flight << " frames in flight\n";
   out << "  predicted: latency " << fixed(plan.predicted.latency_ms, 3) << " ms, throughput "
       << fixed(plan.predicted.throughput_fps, 1) << " fps, " << plan.predicted.wire_bytes_per_frame
       << " bytes/frame between nodes\n";
@@ -127,8 +137,9 @@ void print_human(const Plan& plan, const std::string& dir) {
     out << "  " << f.name << " on node";
     for (int n : f.nodes) out << " " << n;
     out << ": " << human_count(f.cost.macs) << " MACs, " << human_count(f.cost.params)
-        << " params, " << fixed(f.cost.compute_ms, 3) << " ms, sends " << bytes_out(f)
-        << " bytes, oracle " << f.oracle_verdict << "\n";
+        << " params, " << fixed(f.cost.compute_ms, 3) << " ms, "
+        << (f.cost.memory_bytes > 0 ? "needs " + memory_text(f.cost.memory_bytes) + ", " : "")
+        << "sends " << bytes_out(f) << " bytes, oracle " << f.oracle_verdict << "\n";
   }
   for (const auto& c : plan.candidates) {
     out << "  candidate " << c.label() << ": ";
@@ -159,12 +170,17 @@ int run_split(const SplitCliOptions& o) {
   options.min_parallel_fraction = o.min_parallel;
   options.oracle = oracle.get();
   std::unique_ptr<CostModel> cost;
+  // The memory budget is the target's; the roofline's defaults are the KV260's, so is its budget.
+  const Target target = resolve_target(o.target.empty() ? "kv260" : o.target);
   if (!o.target.empty()) {
     TimingCostParams params;
     params.link_gbps = o.link_gbps;
-    cost = make_timing_cost_model(resolve_target(o.target), params);
+    cost = make_timing_cost_model(target, params);
     options.cost_model = cost.get();
   }
+  options.memory_budget_bytes = target.model_memory_bytes;
+  options.memory_board = target.name;
+  options.frames_in_flight = o.inflight;
   options.model_file = o.file;
   options.model_sha256 = sha256_file(o.file);
   SplitResult result = split_model(model, options);
@@ -222,6 +238,11 @@ Command add_split_command(CLI::App& app) {
   sub->add_option("--target", o.target,
                   "Price the plan with this DPU target's timing model (as `predict`): a built-in "
                   "target (kv260) or a target YAML file. Default: the roofline cost model");
+  sub->add_option("--inflight", o.inflight,
+                  "Frames each node keeps in flight (`run --inflight`): their feature maps count "
+                  "against the target's memory for models")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   sub->add_option("-o,--output", o.output, "The plan folder to write")->required();
   sub->add_flag("--json", o.json, "Print the plan summary as one JSON object on stdout");
   return {sub, [options] { return run_split(*options); }};

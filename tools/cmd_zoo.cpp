@@ -32,6 +32,7 @@ struct FamilyOptions {
   int classes = 1000;
   std::string output;
   bool json = false;
+  bool no_weights = false;
 };
 
 struct Family {
@@ -56,6 +57,7 @@ ZooSpec spec_from(const FamilyOptions& o) {
   spec.seed = o.seed;
   spec.join = o.join == "sum" ? ZooJoin::Sum : ZooJoin::Concat;
   spec.classes = o.classes;
+  spec.weights = !o.no_weights;
   return spec;
 }
 
@@ -84,14 +86,15 @@ int run_family(const Family& family) {
                 {"seed", spec.seed},
                 {"join", o.join},
                 {"classes", spec.classes},
+                {"weights", spec.weights},
                 {"seconds", seconds}});
   } else {
     std::cerr << "zoo: wrote " << o.output << ": " << family.name << ", "
               << human_count(cost.params) << " params (target " << human_count(spec.params) << "), "
               << human_count(cost.macs) << " MACs, " << spec.experts << " experts (" << o.join
               << "), input " << input_text(spec.input) << ", " << spec.classes << " classes, seed "
-              << spec.seed << ", " << graph.size() << " ops in "
-              << static_cast<int>(seconds * 1000.0) << " ms\n";
+              << spec.seed << (spec.weights ? "" : ", NO weights (shapes only)") << ", "
+              << graph.size() << " ops in " << static_cast<int>(seconds * 1000.0) << " ms\n";
   }
   return 0;
 }
@@ -117,6 +120,9 @@ Command add_family_command(CLI::App& zoo, std::string name, std::string descript
       ->capture_default_str()
       ->check(CLI::Range(1, 100'000));
   sub->add_option("-o,--output", o.output, "The xmodel to write")->required();
+  sub->add_flag("--no-weights", o.no_weights,
+                "Write the consts' shapes but not their values: a model of any size (beyond "
+                "500M) to split, predict and inspect, refused by exec, run and sim --numerics");
   sub->add_flag("--json", o.json, "Print the summary as one JSON object on stdout");
   return {sub, [family]() { return run_family(family); }};
 }

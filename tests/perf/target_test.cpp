@@ -44,6 +44,7 @@ TEST(Target, ShippedKv260IsB4096At300MHz) {
   EXPECT_EQ(t.output_channel_parallelism, 16);
   EXPECT_EQ(2 * t.peak_macs_per_cycle(), 4096);  // B4096
   EXPECT_DOUBLE_EQ(t.ddr_bandwidth_gbps, 19.2);
+  EXPECT_EQ(t.model_memory_bytes, std::int64_t{900} << 20);  // the Kria kits' cma=900M
   EXPECT_EQ(t.kernel_min, 1);
   EXPECT_EQ(t.kernel_max, 16);
   EXPECT_EQ(t.stride_max, 8);
@@ -110,6 +111,13 @@ TEST(TargetErrors, MissingFieldIsNamed) {
   expect_one_line_naming(error_of(replaced("    transcendental: [0-9.]+\n", "")),
                          "cpu.fallback_gflops.transcendental", "missing");
   expect_one_line_naming(error_of(replaced("  cores: 1 ", "  cores: 0 ")), "dpu.cores", "outside");
+  // The memory available to models: required like every other field, a whole count of MiB.
+  expect_one_line_naming(error_of(replaced("  model_mib: [0-9]+\n", "")), "memory.model_mib",
+                         "missing");
+  expect_one_line_naming(error_of(replaced("model_mib: [0-9]+", "model_mib: 0")),
+                         "memory.model_mib", "outside");
+  expect_one_line_naming(error_of(replaced("model_mib: [0-9]+", "model_mib: lots")),
+                         "memory.model_mib", "integer");
 }
 
 TEST(TargetErrors, BadTypeIsNamedWithItsLine) {

@@ -294,6 +294,46 @@ TEST_P(EachFamily, RejectsSpecsItCannotMake) {
   expect_error(spec, "params");
 }
 
+// --no-weights: the same graph, ops, shapes and fix points, with consts that carry no values;
+// it validates (marked), and sizes past the 500M of a written-out model are allowed.
+TEST_P(EachFamily, WithoutWeightsIsTheSameGraphWithoutValues) {
+  ZooSpec spec = spec_of(1'000'000);
+  const Graph full = GetParam().make(spec);
+  spec.weights = false;
+  const Graph shapes = GetParam().make(spec);
+  EXPECT_FALSE(weights_omitted(full));
+  ASSERT_TRUE(weights_omitted(shapes));
+  ASSERT_EQ(full.size(), shapes.size());
+  for (std::size_t i = 0; i < full.size(); ++i) {
+    const Op& a = full.ops()[i];
+    const Op& b = shapes.ops()[i];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.output.shape, b.output.shape) << a.name;
+    EXPECT_EQ(a.attrs.count("fix_point"), b.attrs.count("fix_point")) << a.name;
+    if (a.type == "fix") {
+      EXPECT_EQ(a.attrs, b.attrs) << a.name;
+    }
+    if (b.type == "const") {
+      EXPECT_EQ(b.attrs.count("data"), 0U) << b.name;
+    }
+  }
+  EXPECT_EQ(graph_cost(full).params, graph_cost(shapes).params);
+  EXPECT_NO_THROW(validate(shapes));
+  Graph unmarked = shapes;
+  unmarked.attrs().clear();
+  EXPECT_THROW(validate(unmarked), Error);  // a const without data is an error elsewhere
+
+  spec.params = 600'000'000;
+  EXPECT_NEAR(static_cast<double>(graph_cost(GetParam().make(spec)).params), 6e8, 6e6);
+  spec.weights = true;
+  try {
+    GetParam().make(spec);
+    ADD_FAILURE() << "600M with weights was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--no-weights"), std::string::npos) << e.what();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Zoo, EachFamily, ::testing::ValuesIn(kFamilies),
                          [](const ::testing::TestParamInfo<Family>& param_info) {
                            return std::string(param_info.param.name);

@@ -48,6 +48,8 @@ class GraphBuilder {
   // const (float = q * 2^-fp) -> fix.
   Value constant(const std::string& name, std::vector<std::int64_t> shape,
                  const std::vector<std::int8_t>& q, int fix_point);
+  // const -> fix with the shape but no values; marks the graph weights_omitted().
+  Value shaped_constant(const std::string& name, std::vector<std::int64_t> shape, int fix_point);
 
   // conv2d [-> relu|relu6|leaky-relu] -> fix. weights OHWI [oc, kh, kw, ic/group],
   // bias [oc] (optional).

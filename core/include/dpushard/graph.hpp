@@ -133,6 +133,14 @@ class Graph {
 // True for files produced by the compiler (any `*-fix` op, or a subgraph tree with children).
 bool is_compiled(const Graph& graph);
 
+// Models written without their weights' values (`dpushard zoo --no-weights`, marked by the
+// graph attribute `dpushard_weights_omitted`): const ops carry shapes and fix points only.
+// Enough to split, predict and inspect; nothing can compute on them.
+bool weights_omitted(const Graph& graph);
+void mark_weights_omitted(Graph& graph);
+// Throws dpushard::Error "<who>: model 'NAME' was written without weights ..." for such a graph.
+void require_weights(const Graph& graph, std::string_view who);
+
 // The fix_point of the int8 tensor produced by `op_name`: a `fix` op's own attribute, a
 // compiled op's output tensor attribute, or that of the nearest fix producer through ops
 // that only move data (reshape, flatten, transpose, concat of equal fix points, ...).

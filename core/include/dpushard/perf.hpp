@@ -37,6 +37,9 @@ struct Target {
   // DDR, shared by all DPU cores.
   double ddr_bandwidth_gbps = 0;  // theoretical, GB/s (1e9 bytes)
   double ddr_efficiency = 0;      // achievable fraction
+  // Bytes of DDR the board gives models (memory.model_mib): weights, instruction code and
+  // the feature maps of the frames in flight must fit (split::fragment_memory).
+  std::int64_t model_memory_bytes = 0;
 
   // Overheads.
   double per_subgraph_us = 0;  // each DPU or CPU subgraph launch of a frame

@@ -41,6 +41,9 @@ struct PlanFragmentCost {
   std::int64_t params = 0;
   std::int64_t weight_bytes = 0;
   double compute_ms = 0;  // the cost model's prediction per frame
+  // What the fragment needs on its board: weights, code, feature maps of the frames in flight
+  // (fragment_memory in dpushard/memory_budget.hpp); 0: not recorded.
+  std::int64_t memory_bytes = 0;
   bool operator==(const PlanFragmentCost&) const = default;
 };
 
@@ -119,6 +122,15 @@ struct PlanCandidate {  // what each strategy would give (auto records them all)
   std::string label() const;  // "experts", or "hybrid 2x experts" for a hybrid
 };
 
+// The memory budget a plan was made for (docs/plan.md `memory:`): every node's fragments
+// together must fit in budget_bytes. Absent (budget 0) in plans made without a target.
+struct PlanMemory {
+  std::int64_t budget_bytes = 0;  // per node
+  std::string board;              // the target whose budget it is
+  int frames_in_flight = 0;       // the feature maps counted per fragment
+  bool operator==(const PlanMemory&) const = default;
+};
+
 struct Plan {
   int version = 1;
   std::string model_file;  // as given to `split`, for information
@@ -141,6 +153,7 @@ struct Plan {
   std::map<std::string, double> cost_parameters;
   std::string oracle;     // the oracle's name and origin
   std::string structure;  // one line: what the planner found (fork-join, cut points)
+  PlanMemory memory;
   PlanPrediction predicted;
   std::vector<PlanCandidate> candidates;
   std::vector<PlanFragment> fragments;  // plan order: every producer before its consumers

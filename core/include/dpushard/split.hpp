@@ -120,6 +120,12 @@ struct SplitOptions {
   const Oracle* oracle = nullptr;         // null: Oracle::builtin()
   const CostModel* cost_model = nullptr;  // null: the roofline with link_gbps below
   double link_gbps = 1.0;
+  // The memory a node gives models (Target::model_memory_bytes; 0: no budget). Only plans
+  // whose every node's fragments fit are proposed; a named strategy that does not fit is an
+  // error naming the fragment, its need and the budget (docs/splitting.md "Memory budgets").
+  std::int64_t memory_budget_bytes = 0;
+  std::string memory_board;  // the target whose budget it is, for messages and plan.yaml
+  int frames_in_flight = 2;  // feature maps counted per fragment (`dpushard run --inflight`)
   std::string model_file;    // recorded in the plan
   std::string model_sha256;  // recorded in the plan
 };

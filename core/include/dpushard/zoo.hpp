@@ -21,6 +21,9 @@ struct ZooSpec {
   std::uint64_t seed = 1;
   ZooJoin join = ZooJoin::Concat;
   int classes = 1000;
+  // false: const ops carry shapes and fix points but no values, and the graph is marked
+  // weights_omitted (dpushard/graph.hpp): a model of any size to split and predict, never run.
+  bool weights = true;
 };
 
 // CNN: conv stem, experts as residual conv stacks, join, tail conv + pool + classifier.

@@ -107,6 +107,14 @@ Value GraphBuilder::constant(const std::string& name, std::vector<std::int64_t> 
   return add_fixed(std::move(op), fix_point);
 }
 
+Value GraphBuilder::shaped_constant(const std::string& name, std::vector<std::int64_t> shape,
+                                    int fix_point) {
+  Op op =
+      make_op(name, "const", {}, {{"shape", i32(shape)}, {"data_type", std::string("float32")}});
+  mark_weights_omitted(graph_);
+  return add_fixed(std::move(op), fix_point);
+}
+
 namespace {
 
 // Appends `producer -> nonlinear` and returns the name the fix must consume.

@@ -209,4 +209,21 @@ void set_const_values(Op& op, const std::vector<float>& values) {
   op.attrs["data"] = std::move(bytes);
 }
 
+namespace {
+constexpr const char* kWeightsOmitted = "dpushard_weights_omitted";
+}  // namespace
+
+bool weights_omitted(const Graph& graph) {
+  return bool_attr(graph.attrs(), kWeightsOmitted, false);
+}
+
+void mark_weights_omitted(Graph& graph) { graph.attrs()[kWeightsOmitted] = true; }
+
+void require_weights(const Graph& graph, std::string_view who) {
+  if (weights_omitted(graph))
+    throw Error(std::string(who) + ": model '" + graph.name() +
+                "' was written without weights (zoo --no-weights): it can be split, predicted "
+                "and inspected, not run");
+}
+
 }  // namespace dpushard

@@ -148,6 +148,7 @@ Target parse_target(std::string_view yaml_text, const std::string& origin) {
 
   t.ddr_bandwidth_gbps = r.number("memory.ddr_bandwidth_gbps", 1e-6, kBig);
   t.ddr_efficiency = r.number("memory.efficiency", 1e-6, 1);
+  t.model_memory_bytes = r.integer("memory.model_mib", 1, std::int64_t{1} << 30) << 20;
 
   t.per_subgraph_us = r.number("overheads.per_subgraph_us", 0, kBig);
 

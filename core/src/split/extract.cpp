@@ -203,6 +203,7 @@ Extraction extract(const UnitGraph& ug, const Partition& partition, bool output_
     ExtractedFragment frag;
     frag.graph = Graph(g.name() + "__" + part.name);
     Graph& fg = frag.graph;
+    if (weights_omitted(g)) mark_weights_omitted(fg);
     std::vector<std::string> data_for(n);  // data op name feeding input fix i
     std::unordered_set<std::string> emitted_data;
     auto rewired = [&](const Op& source) {

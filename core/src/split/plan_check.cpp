@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "dpushard/memory_budget.hpp"
 #include "dpushard/plan.hpp"
 #include "dpushard/shape.hpp"
 
@@ -60,6 +61,8 @@ void check_plan(const Plan& plan) {
     throw Error("objective: unknown '" + plan.objective + "'");
   if (!(plan.max_latency_ms >= 0)) throw Error("max_latency_ms: must be a number >= 0");
   if (plan.fragments.empty()) throw Error("fragments: empty");
+  if (plan.memory.budget_bytes < 0 || plan.memory.frames_in_flight < 0)
+    throw Error("memory: budget_bytes and frames_in_flight must be >= 0");
   if (plan.model_inputs.empty()) throw Error("model.inputs: empty");
   if (plan.model_outputs.empty()) throw Error("model.outputs: empty");
   if (plan.strategy == "hybrid") check_hybrid(plan);
@@ -143,6 +146,7 @@ void check_plan(const Plan& plan) {
   for (const auto& t : plan.model_outputs)
     if (!fed.count({"model", t.name}))
       throw Error("model output '" + t.name + "' is produced by no fragment");
+  if (const auto misfit = memory_misfit(plan)) throw Error("memory: " + *misfit);
 }
 
 }  // namespace dpushard

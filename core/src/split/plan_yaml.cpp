@@ -192,6 +192,13 @@ std::string plan_to_yaml(const Plan& plan) {
   out << YAML::EndMap << YAML::EndMap;
   out << YAML::Key << "oracle" << YAML::Value << plan.oracle;
   out << YAML::Key << "structure" << YAML::Value << plan.structure;
+  if (plan.memory.budget_bytes > 0) {
+    out << YAML::Key << "memory" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "budget_bytes" << YAML::Value << plan.memory.budget_bytes;
+    out << YAML::Key << "board" << YAML::Value << plan.memory.board;
+    out << YAML::Key << "frames_in_flight" << YAML::Value << plan.memory.frames_in_flight;
+    out << YAML::EndMap;
+  }
   out << YAML::Key << "predicted" << YAML::Value << YAML::BeginMap;
   emit_prediction(out, plan.predicted);
   out << YAML::EndMap;
@@ -239,6 +246,8 @@ std::string plan_to_yaml(const Plan& plan) {
     out << YAML::Key << "params" << YAML::Value << f.cost.params;
     out << YAML::Key << "weight_bytes" << YAML::Value << f.cost.weight_bytes;
     out << YAML::Key << "compute_ms" << YAML::Value << number(f.cost.compute_ms);
+    if (f.cost.memory_bytes > 0)
+      out << YAML::Key << "memory_bytes" << YAML::Value << f.cost.memory_bytes;
     out << YAML::EndMap;
     out << YAML::Key << "oracle" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "verdict" << YAML::Value << f.oracle_verdict;
@@ -302,10 +311,10 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
     throw Error("plan " + origin + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
   const Reader r(origin);
-  r.only(root,
-         {"version", "model", "strategy", "hybrid", "requested_strategy", "objective",
-          "max_latency_ms", "nodes", "output_fix", "link_gbps", "cost_model", "oracle", "structure",
-          "predicted", "candidates", "slots", "fragments", "edges", "adjustments"},
+  r.only(root, {"version",    "model",          "strategy",  "hybrid",     "requested_strategy",
+                "objective",  "max_latency_ms", "nodes",     "output_fix", "link_gbps",
+                "cost_model", "oracle",         "structure", "memory",     "predicted",
+                "candidates", "slots",          "fragments", "edges",      "adjustments"},
          "(top)");
   Plan plan;
   plan.version = r.get<int>(root, "version", "(top)");
@@ -334,6 +343,13 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
   plan.cost_parameters = r.get<std::map<std::string, double>>(cost, "parameters", "cost_model");
   plan.oracle = r.get<std::string>(root, "oracle", "(top)");
   plan.structure = r.get<std::string>(root, "structure", "(top)");
+  if (root["memory"]) {
+    const YAML::Node memory = r.need(root, "memory", "(top)");
+    r.only(memory, {"budget_bytes", "board", "frames_in_flight"}, "memory");
+    plan.memory.budget_bytes = r.get<std::int64_t>(memory, "budget_bytes", "memory");
+    plan.memory.board = r.get<std::string>(memory, "board", "memory");
+    plan.memory.frames_in_flight = r.get<int>(memory, "frames_in_flight", "memory");
+  }
   plan.predicted = r.prediction(r.need(root, "predicted", "(top)"), "predicted");
   const YAML::Node cands = r.seq(root, "candidates", "(top)", false);
   for (std::size_t i = 0; i < cands.size(); ++i) {
@@ -374,6 +390,7 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
     pf.cost.params = r.get<std::int64_t>(c, "params", f + ".cost");
     pf.cost.weight_bytes = r.get<std::int64_t>(c, "weight_bytes", f + ".cost");
     pf.cost.compute_ms = r.get<double>(c, "compute_ms", f + ".cost");
+    pf.cost.memory_bytes = r.get_or<std::int64_t>(c, "memory_bytes", f + ".cost", 0);
     const YAML::Node o = r.need(node, "oracle", f);
     pf.oracle_verdict = r.get<std::string>(o, "verdict", f + ".oracle");
     pf.dpu_subgraphs = r.get<int>(o, "dpu_subgraphs", f + ".oracle");

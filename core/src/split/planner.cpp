@@ -5,9 +5,11 @@
 #include <string>
 
 #include "dpushard/cost.hpp"
+#include "dpushard/memory_budget.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/split.hpp"
 #include "extract.hpp"
+#include "memory_fit.hpp"
 #include "output_fix.hpp"
 #include "strategies.hpp"
 
@@ -113,16 +115,35 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   // Candidates.
   std::vector<PlanCandidate> candidates;
   std::vector<std::optional<Partition>> partitions;
+  std::vector<std::string> misfits;  // per candidate: why it does not fit its nodes' memory
+  const bool budgeted = options.memory_budget_bytes > 0;
   auto consider = [&](const std::string& name, std::optional<Partition> p, const std::string& why,
                       const std::string& inner = "", int replicas = 0) {
     PlanCandidate c;
     c.strategy = name;
     c.inner_strategy = inner;
     c.replicas = replicas;
-    if (p && cost.prices_fragments()) {
-      const auto prices = fragment_prices(
-          cost, split::extract(units, *p, options.output_fix, split::Weights::LeftOut));
-      c.predicted = split::estimate(units, *p, cost, options.output_fix, &prices).predicted;
+    std::string misfit;
+    if (p && (cost.prices_fragments() || budgeted)) {
+      const auto ex = split::extract(units, *p, options.output_fix, split::Weights::LeftOut);
+      if (budgeted)
+        misfit = split::partition_fit(ex, *p, options.frames_in_flight, options.memory_budget_bytes,
+                                      options.memory_board)
+                     .misfit.value_or("");
+      if (cost.prices_fragments()) {
+        const auto prices = fragment_prices(cost, ex);
+        c.predicted = split::estimate(units, *p, cost, options.output_fix, &prices).predicted;
+      } else {
+        c.predicted = split::estimate(units, *p, cost, options.output_fix).predicted;
+      }
+      if (!misfit.empty()) {  // proposed only when it fits
+        c = PlanCandidate{};
+        c.strategy = name;
+        c.inner_strategy = inner;
+        c.replicas = replicas;
+        c.note = "does not fit: " + misfit;
+        p.reset();
+      }
     } else if (p) {
       c.predicted = split::estimate(units, *p, cost, options.output_fix).predicted;
     } else {
@@ -130,6 +151,7 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
     }
     candidates.push_back(c);
     partitions.push_back(std::move(p));
+    misfits.push_back(misfit);
   };
   if (options.nodes == 1) {
     Partition p = split::whole_model(units, "replicate", {0});
@@ -196,6 +218,24 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
 
   std::size_t chosen = 0;
   const std::string requested(strategy_name(options.strategy));
+  auto misfit_of = [&](const std::string& name) {
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+      if (candidates[i].strategy == name && !misfits[i].empty()) return misfits[i];
+    return std::string();
+  };
+  if (options.nodes == 1 || options.strategy != Strategy::Auto) {
+    const std::string asked = options.nodes == 1 ? "replicate" : requested;
+    if (const std::string misfit = misfit_of(asked); !misfit.empty())
+      throw Error("split: " + misfit + " (the " + requested + " plan on " +
+                  std::to_string(options.nodes) + " node" + (options.nodes == 1 ? "" : "s") + ")");
+  } else if (std::none_of(partitions.begin(), partitions.end(),
+                          [](const auto& p) { return p.has_value(); })) {
+    std::string all;
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+      all += (all.empty() ? "" : "; ") + candidates[i].strategy + ": " +
+             (misfits[i].empty() ? candidates[i].note : misfits[i]);
+    throw Error("split: no plan on " + std::to_string(options.nodes) + " nodes fits: " + all);
+  }
   if (options.nodes == 1) {
     chosen = 0;
   } else if (options.strategy == Strategy::Auto) {
@@ -225,6 +265,9 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
     std::optional<std::size_t> fallback;
     if (options.strategy == Strategy::Experts) fallback = index_of("pipeline");
     if (!fallback) fallback = index_of("replicate");
+    if (!fallback)
+      throw Error("split: " + requested + " is not possible: " + why + "; and " +
+                  misfit_of("replicate") + " (replicate)");
     chosen = *fallback;
     adjustments.push_back(
         {"fallback", requested, candidates[chosen].strategy,
@@ -233,6 +276,16 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   if (!meets_bound(chosen))
     throw bound_error("the " + candidates[chosen].label() + " plan's predicted latency " +
                       format_ms(candidates[chosen].predicted.latency_ms) + " ms exceeds");
+  // Plans left out for memory, and the one line a model too large for one board gets.
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (misfits[i].empty()) continue;
+    const std::string& to = candidates[chosen].strategy;
+    adjustments.push_back({"memory", candidates[i].strategy, to,
+                           candidates[i].strategy == "replicate"
+                               ? "the whole model fits no single " + options.memory_board + " (" +
+                                     misfits[i] + "): only model-parallel plans; using " + to
+                               : candidates[i].strategy + " left out: " + misfits[i]});
+  }
   Partition partition = std::move(*partitions[chosen]);
   adjustments.insert(adjustments.end(), partition.adjustments.begin(), partition.adjustments.end());
   if (options.nodes == 1 && options.strategy != Strategy::Replicate &&
@@ -270,6 +323,8 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   plan.cost_model = cost.name();
   plan.oracle = oracle.name() + " (" + oracle.origin() + ")";
   plan.structure = partition.structure;
+  if (budgeted)
+    plan.memory = {options.memory_budget_bytes, options.memory_board, options.frames_in_flight};
   plan.predicted = est.predicted;
   plan.candidates = candidates;
   plan.edges = extraction.edges;
@@ -291,6 +346,8 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
     pf.cost.params = gc.params;
     pf.cost.weight_bytes = gc.weight_bytes;
     pf.cost.compute_ms = est.fragment_seconds[f] * 1e3;
+    if (budgeted)
+      pf.cost.memory_bytes = fragment_memory(ex.graph, options.frames_in_flight).total_bytes();
     const FragmentVerdict verdict = oracle.judge(ex.graph);
     pf.oracle_verdict = std::string(verdict_name(verdict.verdict));
     pf.dpu_subgraphs = verdict.dpu_subgraphs;

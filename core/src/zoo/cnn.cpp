@@ -105,7 +105,7 @@ Graph make_cnn(const ZooSpec& spec) {
   zoo::check_spec(spec, "cnn");
   const CnnPlan plan = plan_cnn(spec);
 
-  ModelBuilder b("zoo_cnn", spec.seed);
+  ModelBuilder b("zoo_cnn", spec.seed, spec.weights);
   Act x = b.input("input", {1, spec.input[0], spec.input[1], spec.input[2]}, zoo::kInputFixPoint);
   for (int i = 0; i < 3; ++i)
     x = b.conv("stem/conv" + std::to_string(i + 1), x, kCnnStem[i], 3, 2, 1, /*relu=*/true);

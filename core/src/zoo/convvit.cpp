@@ -163,7 +163,7 @@ Graph make_convvit(const ZooSpec& spec) {
   zoo::check_spec(spec, "convvit");
   const ConvVitPlan plan = plan_convvit(spec);
 
-  ModelBuilder b("zoo_convvit", spec.seed);
+  ModelBuilder b("zoo_convvit", spec.seed, spec.weights);
   Act x = b.input("input", {1, spec.input[0], spec.input[1], spec.input[2]}, zoo::kInputFixPoint);
   x = b.conv("stem/conv1", x, kConvVitStem[0], 3, 2, 1, /*relu=*/true);
   x = b.conv("stem/conv2", x, kConvVitStem[1], 3, 2, 1, /*relu=*/true);

@@ -12,9 +12,13 @@ constexpr int kMaxClasses = 100'000;
 
 void check_spec(const ZooSpec& spec, std::string_view family) {
   const std::string who(family);
-  if (spec.params <= 0 || spec.params > kMaxParams)
-    throw Error(who + ": params must be in [1, " + std::to_string(kMaxParams) + "] (got " +
-                std::to_string(spec.params) + ")");
+  const std::int64_t max_params = spec.weights ? kMaxParams : kMaxParamsWithoutWeights;
+  if (spec.params <= 0 || spec.params > max_params)
+    throw Error(who + ": params must be in [1, " + std::to_string(max_params) + "] (got " +
+                std::to_string(spec.params) + ")" +
+                (spec.weights && spec.params <= kMaxParamsWithoutWeights
+                     ? "; larger models only with --no-weights"
+                     : ""));
   if (spec.experts < 1 || spec.experts > kMaxExperts)
     throw Error(who + ": experts must be in [1, " + std::to_string(kMaxExperts) + "] (got " +
                 std::to_string(spec.experts) + ")");

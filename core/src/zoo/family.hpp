@@ -17,6 +17,9 @@ inline constexpr int kInputFixPoint = 6;
 inline constexpr std::int64_t kMinInputSide = 16;
 // Above this the float32 weights would not fit an xmodel (protobuf's 2 GB limit).
 inline constexpr std::int64_t kMaxParams = 500'000'000;
+// Without weights (ZooSpec::weights false) nothing is generated or written per parameter, so
+// only the solvable widths limit the size.
+inline constexpr std::int64_t kMaxParamsWithoutWeights = 100'000'000'000;
 
 // Throws dpushard::Error naming the field when `spec` is out of range.
 void check_spec(const ZooSpec& spec, std::string_view family);

@@ -39,8 +39,14 @@ int product_fix_point(double m2, int fp_product) {
   return std::clamp(activation_fix_point(m2), fp_product - kMaxShiftCut, fp_product);
 }
 
-ModelBuilder::ModelBuilder(std::string graph_name, std::uint64_t seed)
-    : builder_(std::move(graph_name)), seed_(seed) {}
+ModelBuilder::ModelBuilder(std::string graph_name, std::uint64_t seed, bool weights)
+    : builder_(std::move(graph_name)), seed_(seed), weights_(weights) {}
+
+Graph ModelBuilder::finish() {
+  Graph graph = builder_.finish();
+  if (!weights_) mark_weights_omitted(graph);
+  return graph;
+}
 
 Act ModelBuilder::input(const std::string& name, std::vector<std::int64_t> shape, int fix_point) {
   // Uniform int8 over [-128, 127]: variance (256^2 - 1) / 12 levels^2.
@@ -50,6 +56,8 @@ Act ModelBuilder::input(const std::string& name, std::vector<std::int64_t> shape
 
 Value ModelBuilder::make_constant(const std::string& name, std::vector<std::int64_t> shape, int lo,
                                   int hi, int offset, int fix_point) {
+  // Without weights only the shape is kept; the moment model never reads the values.
+  if (!weights_) return builder_.shaped_constant(name, std::move(shape), fix_point);
   std::vector<std::int8_t> q =
       uniform_int8(stream_key(seed_, name), static_cast<std::size_t>(element_count(shape)), lo, hi);
   if (offset != 0)

@@ -29,7 +29,8 @@ struct Act {
 
 class ModelBuilder {
  public:
-  ModelBuilder(std::string graph_name, std::uint64_t seed);
+  // weights false: shaped constants only (ZooSpec::weights).
+  ModelBuilder(std::string graph_name, std::uint64_t seed, bool weights = true);
 
   // NHWC (or token) input whose int8 values are uniform over the full range.
   Act input(const std::string& name, std::vector<std::int64_t> shape, int fix_point);
@@ -58,7 +59,7 @@ class ModelBuilder {
   Act reshape(const std::string& name, const Act& x, std::vector<std::int64_t> shape);
   Act transpose(const std::string& name, const Act& x, std::vector<std::int64_t> order);
 
-  Graph finish() { return builder_.finish(); }
+  Graph finish();
 
  private:
   struct Weights {
@@ -73,6 +74,7 @@ class ModelBuilder {
 
   GraphBuilder builder_;
   std::uint64_t seed_;
+  bool weights_;
 };
 
 // Fix point of the int8 weights of a layer with `fan_in` inputs, plus `extra_shift`.

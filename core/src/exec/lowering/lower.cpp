@@ -217,6 +217,7 @@ Plan lower_graph(const Graph& graph, const KernelSet& kernels) {
       !kernels.avgpool || !kernels.concat || !kernels.softmax || !kernels.layernorm ||
       !kernels.elementwise || !kernels.layout || !kernels.stack)
     throw Error("internal: lower_graph needs a kernel for every op family");
+  require_weights(graph, "exec");
   validate(graph);
   return Planner(graph, kernels).run();
 }

@@ -1,0 +1,22 @@
+#include "memory_fit.hpp"
+
+#include "dpushard/memory_budget.hpp"
+
+namespace dpushard::split {
+
+PartitionFit partition_fit(const Extraction& extraction, const Partition& partition,
+                           int frames_in_flight, std::int64_t budget_bytes,
+                           const std::string& board) {
+  PartitionFit fit;
+  std::vector<FragmentNeed> needs;
+  for (std::size_t f = 0; f < partition.fragments.size(); ++f) {
+    const std::int64_t bytes =
+        fragment_memory(extraction.fragments[f].graph, frames_in_flight).total_bytes();
+    fit.fragment_bytes.push_back(bytes);
+    needs.push_back({partition.fragments[f].name, partition.fragments[f].nodes, bytes});
+  }
+  fit.misfit = memory_misfit(needs, budget_bytes, board);
+  return fit;
+}
+
+}  // namespace dpushard::split
