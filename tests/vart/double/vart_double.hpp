@@ -51,6 +51,9 @@ struct Settings {
   FaultKind fault = FaultKind::None;
   int fault_job = 1;
   int fault_status = 3;  // the status execute_async returns for FaultKind::Status
+  // A DPU that takes no time: jobs skip the arithmetic (outputs keep the device copy's old
+  // bytes). For benchmarks of the host side only (bench_vart_child); in-process only.
+  bool null_jobs = false;
 };
 
 // Reads the DPUSHARD_VART_DOUBLE_* variables; throws dpushard::Error on a bad value.
