@@ -73,12 +73,20 @@ double cpu_seconds(pid_t child) {
   return s;
 }
 
-Timing time_frames(Backend& backend, const std::vector<QTensor>& inputs, int frames) {
-  for (int i = 0; i < 20; ++i) backend.run(inputs);  // warm up
+// `in_place`: the zero-copy path (Backend::frame_memory), the inputs written there once, as
+// by a caller that produces them in place; else run(), which copies them in and out.
+Timing time_frames(Backend& backend, const std::vector<QTensor>& inputs, int frames,
+                   bool in_place = false) {
+  if (in_place)
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      std::copy(inputs[i].data.begin(), inputs[i].data.end(),
+                backend.frame_memory()->inputs[i].begin());
+  const auto one = [&] { in_place ? backend.run_in_place() : backend.run(inputs); };
+  for (int i = 0; i < 20; ++i) one();  // warm up
   std::vector<double> ms;
   for (int i = 0; i < frames; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    backend.run(inputs);
+    one();
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                      .count());
   }
@@ -98,10 +106,14 @@ void compare(const Graph& compiled, const std::vector<QTensor>& inputs, int fram
   auto supervised = make_vart_backend({});
   supervised->load(compiled);
   const pid_t child = dynamic_cast<vart_detail::SupervisedBackend&>(*supervised).child();
-  Timing a{}, c{};
-  double cpu_a = 0, cpu_c = 0, faults_a = 0, faults_c = 0;
+  Timing a{}, c{}, z{};
+  double cpu_a = 0, cpu_c = 0, cpu_z = 0, faults_a = 0, faults_c = 0;
   const int rounds = 5;
   for (int r = 0; r < rounds; ++r) {
+    const double before_z = cpu_seconds(child);
+    const Timing tz = time_frames(*supervised, inputs, frames / rounds, true);
+    cpu_z += cpu_seconds(child) - before_z;
+    z.mean_ms += tz.mean_ms / rounds, z.median_ms += tz.median_ms / rounds;
     double before = cpu_seconds(0), faults_before = minor_faults(0);
     const Timing ta = time_frames(*in_process, inputs, frames / rounds);
     cpu_a += cpu_seconds(0) - before;
@@ -119,11 +131,16 @@ void compare(const Graph& compiled, const std::vector<QTensor>& inputs, int fram
   std::printf("child      : mean %.4f ms  median %.4f ms per frame\n", c.mean_ms, c.median_ms);
   std::printf("child cost : mean %.4f ms  median %.4f ms per frame (wall)\n", c.mean_ms - a.mean_ms,
               c.median_ms - a.median_ms);
+  std::printf("in place   : mean %.4f ms  median %.4f ms per frame (child, frame_memory())\n",
+              z.mean_ms, z.median_ms);
+  std::printf("in place cost: mean %.4f ms  median %.4f ms per frame (wall)\n",
+              z.mean_ms - a.mean_ms, z.median_ms - a.median_ms);
   const double per_frame = 1000.0 / (frames / rounds * rounds + 20 * rounds);  // ms per s
   std::printf(
-      "cpu time   : in process %.4f ms, child + caller %.4f ms per frame; added %.4f ms "
-      "(target < 0.1 ms)\n",
-      cpu_a * per_frame, cpu_c * per_frame, (cpu_c - cpu_a) * per_frame);
+      "cpu time   : in process %.4f ms, child + caller %.4f ms (in place %.4f ms) per frame; "
+      "added %.4f ms (in place %.4f ms) (target < 0.1 ms)\n",
+      cpu_a * per_frame, cpu_c * per_frame, cpu_z * per_frame, (cpu_c - cpu_a) * per_frame,
+      (cpu_z - cpu_a) * per_frame);
   const double per_frame_count = 1.0 / (frames / rounds * rounds + 20 * rounds);
   std::printf("page faults: in process %.1f, child + caller %.1f per frame\n",
               faults_a * per_frame_count, faults_c * per_frame_count);
