@@ -128,15 +128,16 @@ int DpuProcess::add(DpuFragment fragment) {
   budget_ms_ = kMinBudgetMs;
   for (const auto& [i, f] : fragments_) budget_ms_ = std::max(budget_ms_, f.budget_ms);
   stop_child();
+  const std::string who = fragments_.at(id).where;
   try {
-    start_child();
+    start_child(who);
   } catch (const std::exception&) {
     fragments_.erase(id);
     budget_ms_ = kMinBudgetMs;
     for (const auto& [i, f] : fragments_) budget_ms_ = std::max(budget_ms_, f.budget_ms);
     if (!fragments_.empty()) {
       try {
-        start_child();
+        start_child(who);
       } catch (const std::exception&) {
         // the next frame tries again (run())
       }
@@ -156,7 +157,7 @@ void DpuProcess::remove(int id) {
 std::vector<int> DpuProcess::run(int id) {
   const std::lock_guard lock(mutex_);
   const DpuFragment& fragment = fragments_.at(id);
-  if (child_ < 0) start_child();  // a restart that failed earlier: try again
+  if (child_ < 0) start_child(fragment.where);  // a restart that failed earlier: try again
   send_message(fd_, command(kRun, id));
   std::string reply;
   if (!reply_within(fd_, reply)) {
@@ -191,7 +192,7 @@ std::string DpuProcess::restart_after(const DpuFragment& fragment, const std::st
   ++restarts_;
   std::string message = fragment.where + ": " + what;
   try {
-    start_child();
+    start_child(fragment.where);
     message += "; restarted it (restart " + std::to_string(restarts_) + ")";
   } catch (const std::exception& e) {
     message += "; restarting it failed: " + std::string(e.what());
@@ -199,16 +200,16 @@ std::string DpuProcess::restart_after(const DpuFragment& fragment, const std::st
   return message;
 }
 
-void DpuProcess::start_child() {
+void DpuProcess::start_child(const std::string& who) {
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0)
-    throw Error("vart: socketpair: " + std::string(std::strerror(errno)));
+    throw Error(who + ": socketpair: " + std::strerror(errno));
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
-    throw Error("vart: cannot start the DPU process: " + std::string(std::strerror(errno)));
+    throw Error(who + ": cannot start the DPU process: " + std::strerror(errno));
   }
   if (pid == 0) {
     ::close(fds[0]);
@@ -231,13 +232,13 @@ void DpuProcess::start_child() {
   if (!readable_within(fd_, load_budget)) {
     ::kill(child_, SIGKILL);
     reap();
-    throw Error("vart: the DPU process did not load its fragments within " +
+    throw Error(who + ": the DPU process did not load the fragments within " +
                 std::to_string(load_budget) + " ms");
   }
   const std::string reply = receive_message(fd_);
   if (reply.empty()) {
     const std::string reason = reap();
-    throw Error("vart: the DPU process died loading its fragments (" + reason + ")");
+    throw Error(who + ": the DPU process died loading the fragments (" + reason + ")");
   }
   if (reply != "OK") {
     stop_child();

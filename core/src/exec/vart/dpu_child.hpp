@@ -93,9 +93,10 @@ class DpuProcess {
   int restarts() const { return restarts_; }
 
  private:
-  void start_child();  // forks and waits for the child's load report; throws on failure
-  void stop_child();   // closes the socket, waits briefly, then kills
-  std::string reap();  // waits for the dead child: "killed by signal 6 (Aborted)", ...
+  void start_child(
+      const std::string& who);  // forks and waits for the child's load report; throws on failure
+  void stop_child();            // closes the socket, waits briefly, then kills
+  std::string reap();           // waits for the dead child: "killed by signal 6 (Aborted)", ...
   [[noreturn]] void serve(int fd);  // the child's loop
   std::string restart_after(const DpuFragment& fragment, const std::string& what);
 
