@@ -194,8 +194,9 @@ TEST(XirReadback, ZooModels) { expect_same_view(make_cnn(small_zoo(1'000'000)));
 // define, XIR makes a definition on the fly that takes one arg, `input`, and requires the
 // attributes `shape` and `data_type`; dpushard's layernorm has `gamma` and `beta` args and
 // neither attribute, so the real XIR aborts reading any graph with one (the convvit zoo
-// models, their fragments, ONNX transformers, the layernorm micro-model). The writer must
-// put an OpDef for `layernorm` in the file (Graph field 101) and the op those attributes.
+// models, their fragments, ONNX transformers, the layernorm micro-model). An OpDef in the
+// file does not help (LayernormOpDefInTheFileDoesNotHelp): the writer must fit XIR's
+// automatic definition (the three operands in `input`, the two attributes; docs/vart.md).
 // This test pins the failure; it fails once the writer is fixed, and should then go.
 TEST(XirReadback, LayernormIsNotReadableYet) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
