@@ -7,16 +7,25 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "dpushard/error.hpp"
 #include "dpushard/graph.hpp"
 #include "dpushard/tensor.hpp"
 
 namespace dpushard {
 
 struct SimBoard;  // dpushard/sim_backend.hpp
+
+// One frame's tensors in memory a backend owns (Backend::frame_memory): vart's memory shared
+// with its DPU process. Each span is one tensor's dense int8 bytes, sized to its shape.
+struct FrameMemory {
+  std::vector<std::span<std::int8_t>> inputs;         // graph.inputs() order
+  std::vector<std::span<const std::int8_t>> outputs;  // graph.outputs() order
+};
 
 struct BackendOptions {
   int threads = 1;  // worker threads for backends that use them (cpu)
@@ -53,6 +62,18 @@ class Backend {
                                          std::chrono::steady_clock::time_point ready) {
     (void)ready;
     return run(inputs);
+  }
+
+  // Optional zero-copy path, for backends whose frames cross into memory of their own (vart's
+  // DPU process): the caller writes a frame's inputs straight into frame_memory()->inputs,
+  // calls run_in_place(), and reads the outputs from frame_memory()->outputs, which hold them
+  // until the next call. One frame at a time; the memory is valid until the next load().
+  // nullptr (the default): use run().
+  virtual const FrameMemory* frame_memory() const { return nullptr; }
+  // Runs the frame written into frame_memory()->inputs; returns the outputs' name, shape and
+  // fix_point, with empty data (their bytes are in frame_memory()->outputs).
+  virtual std::vector<QTensor> run_in_place() {
+    throw Error("backend '" + std::string(name()) + "' has no frame memory: use run()");
   }
 };
 

@@ -58,6 +58,24 @@ void FragmentRunner::accept(std::uint64_t frame, std::uint32_t index, QTensor&& 
   ready_.emplace(frame, ReadyFrame{frame, std::move(inputs), std::chrono::steady_clock::now()});
 }
 
+std::vector<QTensor> FragmentRunner::run(const std::vector<QTensor>& inputs,
+                                         std::chrono::steady_clock::time_point ready,
+                                         BufferPool& buffers) {
+  const FrameMemory* memory = backend_->frame_memory();
+  bool in_place = memory != nullptr && memory->inputs.size() == inputs.size();
+  for (std::size_t i = 0; in_place && i < inputs.size(); ++i)
+    in_place = inputs[i].data.size() == memory->inputs[i].size();
+  if (!in_place) return backend_->run_ready(inputs, ready);  // run() words any mismatch
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    std::copy(inputs[i].data.begin(), inputs[i].data.end(), memory->inputs[i].begin());
+  std::vector<QTensor> outputs = backend_->run_in_place();
+  for (std::size_t o = 0; o < outputs.size() && o < memory->outputs.size(); ++o) {
+    outputs[o].data = buffers.take(memory->outputs[o].size());
+    std::copy(memory->outputs[o].begin(), memory->outputs[o].end(), outputs[o].data.begin());
+  }
+  return outputs;
+}
+
 FragmentRunner::ReadyFrame FragmentRunner::take_ready() {
   auto first = ready_.begin();
   ReadyFrame taken = std::move(first->second);

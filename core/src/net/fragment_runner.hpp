@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "buffer_pool.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/protocol.hpp"
 
@@ -35,10 +36,11 @@ class FragmentRunner {
   };
   // The lowest complete frame and its inputs; marks the fragment busy.
   ReadyFrame take_ready();
+  // Runs one frame. A backend with memory of its own for a frame (Backend::frame_memory:
+  // vart's, shared with its DPU process) gets the inputs written straight into it and its
+  // outputs read straight out of it into buffers from `buffers`; any other, run_ready().
   std::vector<QTensor> run(const std::vector<QTensor>& inputs,
-                           std::chrono::steady_clock::time_point ready) {
-    return backend_->run_ready(inputs, ready);
-  }
+                           std::chrono::steady_clock::time_point ready, BufferPool& buffers);
   void finished(std::uint64_t busy_ns, std::uint64_t cpu_ns);
   // Drops every waiting frame, returning their buffers.
   std::vector<QTensor> drain();

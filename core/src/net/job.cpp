@@ -186,7 +186,7 @@ void Job::pump(FragmentRunner& runner) {
     std::string error;
     ErrorCode code = ErrorCode::kComputeFailed;
     try {
-      outputs = target->run(inputs, ready);
+      outputs = target->run(inputs, ready, *self->ctx_.buffers);
     } catch (const DeviceError& e) {
       code = ErrorCode::kDeviceFailed;
       error = e.what();

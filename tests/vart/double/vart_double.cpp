@@ -2,7 +2,9 @@
 
 #include "vart_double.hpp"
 
+#include <fcntl.h>
 #include <glog/logging.h>
+#include <unistd.h>
 
 #include <vart/runner.hpp>
 #include <vart/runner_ext.hpp>
@@ -150,6 +152,8 @@ class Arithmetic {
   // The `_int` fragment of the settings, or the runner's DPU subgraph lowered.
   static Arithmetic for_subgraph(const xir::Subgraph* subgraph, const Settings& settings) {
     if (settings.int_graph) return Arithmetic(*settings.int_graph, {});
+    for (const Graph& g : settings.int_graphs)
+      if (g.name() == subgraph->get_graph()->get_name()) return Arithmetic(g, {});
     std::string bytes;
     subgraph->get_graph()->serialize_to_string(&bytes);
     const Graph compiled = parse_xmodel(bytes, "the runner's graph");
@@ -285,7 +289,7 @@ class DoubleRunner final : public Base {
       job = ++g_job_counter;
       ++g_journal.jobs;
     }
-    if (settings_.fault != FaultKind::None && job == settings_.fault_job)
+    if (settings_.fault != FaultKind::None && job == settings_.fault_job && claim_fault())
       return {static_cast<std::uint32_t>(job), inject(job)};
     CHECK_EQ(input.size(), in_buffers_.size()) << "execute_async: wrong number of inputs";
     CHECK_EQ(output.size(), out_buffers_.size()) << "execute_async: wrong number of outputs";
@@ -365,7 +369,17 @@ class DoubleRunner final : public Base {
                const std::vector<std::string>& out_names,
                std::vector<std::vector<std::vector<std::int8_t>*>>& out) {
     const std::lock_guard lock(job_mutex_);  // one DPU job at a time per runner
+    if (settings_.null_jobs) return;
     arithmetic_.run(in_names, in, out_names, out, batch_);
+  }
+
+  // Whether the fault is still to come: always, or once per marker file (created here).
+  bool claim_fault() const {
+    if (settings_.fault_marker.empty()) return true;
+    const int fd = ::open(settings_.fault_marker.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+    if (fd < 0) return false;
+    ::close(fd);
+    return true;
   }
 
   // The injected failure of job `job`: a status to return, or it never returns.

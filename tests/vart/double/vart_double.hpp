@@ -36,6 +36,9 @@ struct Settings {
   // The `_int` fragment whose ref result a job returns (DPUSHARD_VART_DOUBLE_INT: a file).
   // Without it a job computes the runner's DPU subgraph from its ops (lower_compiled).
   std::optional<Graph> int_graph;
+  // More `_int` fragments, each used for the compiled graph of its name (several fragments in
+  // one DPU process); in-process settings only.
+  std::vector<Graph> int_graphs;
   // Without int_graph: the `_int` file the compiled one was made from, for weights the
   // compiled file does not carry (DPUSHARD_VART_DOUBLE_WEIGHTS: a file).
   std::optional<Graph> weights_graph;
@@ -51,6 +54,12 @@ struct Settings {
   FaultKind fault = FaultKind::None;
   int fault_job = 1;
   int fault_status = 3;  // the status execute_async returns for FaultKind::Status
+  // When set, the fault fires once across processes (a DPU process and the ones restarted
+  // after it): only if this file does not exist yet, which the double then creates.
+  std::string fault_marker;
+  // A DPU that takes no time: jobs skip the arithmetic (outputs keep the device copy's old
+  // bytes). For benchmarks of the host side only (bench_vart_child); in-process only.
+  bool null_jobs = false;
 };
 
 // Reads the DPUSHARD_VART_DOUBLE_* variables; throws dpushard::Error on a bad value.

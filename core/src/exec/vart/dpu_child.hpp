@@ -3,16 +3,24 @@
 // that hangs or a VART check that aborts (glog FATAL: VART and XIR end the process rather
 // than throw, docs/vart.md) costs one frame, not the worker.
 //
-// load() forks a child that loads the fragment into the in-process backend and serves
-// frames: the parent writes the inputs into memory shared with the child, sends one byte over
-// a socket pair, and reads the outputs back from the shared memory. The child gets
-// XLNX_DPU_TIMEOUT set to the frame's time budget: the timing model's prediction for the
-// fragment (`kv260` target) times a generous factor, at least kMinBudgetMs. When the child
-// dies or a frame exceeds the budget (plus a grace for the child's own timeout to fire
-// first), run() kills and restarts the child and throws one dpushard::Error naming the graph,
+// One child per DPU (DpuProcess::shared(): one per worker process), whatever the number of
+// fragments: every loaded fragment (a SupervisedBackend each) is loaded into it, and their
+// frames go through it one at a time, as through the KV260's single DPU core. Each fragment
+// has its own memory shared with the child, mapped before the fork, which holds one frame's
+// inputs and outputs: the caller writes the inputs there (directly, through
+// Backend::frame_memory, or run() copies them), sends five bytes over a socket pair (which
+// fragment), and the child's backend fills the runner's buffers straight from that memory
+// and empties them straight into it (InPlaceBackend). Adding a fragment restarts the child
+// with every fragment loaded; removing one tells the child to drop it.
+//
+// The child gets XLNX_DPU_TIMEOUT set to the frame's time budget: the timing model's
+// prediction for the fragment (`kv260` target) times a generous factor, at least
+// kMinBudgetMs (the largest over the fragments). When the child dies or a frame exceeds the
+// budget (plus a grace for the child's own timeout to fire first), the frame's run() kills
+// and restarts the child, with every fragment, and throws one DeviceError naming the graph,
 // what happened and the restart; the worker reports it for that frame (DEVICE_FAILED, with
-// node, fragment and frame) and goes on serving. Frames go through the child one at a time:
-// the KV260 has one DPU core.
+// node, fragment and frame) and goes on serving. Frames of other fragments waiting for the
+// DPU run on the new child.
 //
 // The child is forked without exec, from a multi-threaded process: it only runs the backend
 // (XIR, VART, its own allocations) and leaves with _exit, never touching the worker's other
@@ -21,6 +29,7 @@
 #include <sys/types.h>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,6 +49,68 @@ constexpr int kMinBudgetMs = 1000;
 // with its message before the parent kills it.
 constexpr int kGraceMs = 1000;
 
+// A frame on memory the caller gives (the shared memory): what the child runs frames with,
+// implemented by the in-process vart backend (vart_backend.cpp).
+class InPlaceBackend {
+ public:
+  virtual ~InPlaceBackend() = default;
+  // One dense buffer per tensor, in graph order, sized to the fragment's shapes. Returns the
+  // outputs' fix points (the runner tensors').
+  virtual std::vector<int> run_on(const std::vector<const std::int8_t*>& inputs,
+                                  const std::vector<std::int8_t*>& outputs) = 0;
+};
+
+// One fragment as the DPU process serves it.
+struct DpuFragment {
+  Graph graph;
+  std::string where;  // "vart: graph 'G'"
+  std::vector<std::size_t> in_offsets, in_bytes, out_offsets, out_bytes;
+  std::int8_t* memory = nullptr;  // inputs then outputs, shared with the child
+  int budget_ms = kMinBudgetMs;
+};
+
+// The supervised child that runs VART for every fragment of one DPU.
+class DpuProcess {
+ public:
+  // The process's DPU process, created with the first fragment and ended with the last.
+  static std::shared_ptr<DpuProcess> shared(const BackendOptions& options,
+                                            BackendFactory in_process);
+  DpuProcess(BackendOptions options, BackendFactory in_process);
+  ~DpuProcess();
+  DpuProcess(const DpuProcess&) = delete;
+  DpuProcess& operator=(const DpuProcess&) = delete;
+
+  // Loads a fragment (its memory already mapped, shared): restarts the child with every
+  // fragment. Throws the child's one-line error when it cannot load it; the others stay.
+  int add(DpuFragment fragment);
+  void remove(int id);
+  // Runs the frame in fragment `id`'s memory; returns its outputs' fix points. Throws a
+  // DeviceError (the child restarted) when the frame failed.
+  std::vector<int> run(int id);
+
+  int budget_ms() const { return budget_ms_; }  // XLNX_DPU_TIMEOUT given to the child
+  pid_t child() const { return child_; }
+  int restarts() const { return restarts_; }
+
+ private:
+  void start_child(
+      const std::string& who);  // forks and waits for the child's load report; throws on failure
+  void stop_child();            // closes the socket, waits briefly, then kills
+  std::string reap();           // waits for the dead child: "killed by signal 6 (Aborted)", ...
+  [[noreturn]] void serve(int fd);  // the child's loop
+  std::string restart_after(const DpuFragment& fragment, const std::string& what);
+
+  BackendOptions options_;
+  BackendFactory in_process_;
+  std::map<int, DpuFragment> fragments_;
+  int next_id_ = 0;
+  int budget_ms_ = kMinBudgetMs;
+  pid_t child_ = -1;
+  int fd_ = -1;
+  int restarts_ = 0;
+  std::mutex mutex_;  // one frame (or load) at a time: one DPU core
+};
+
 class SupervisedBackend final : public Backend {
  public:
   // `in_process` makes the backend the child runs (the vart backend itself).
@@ -51,32 +122,26 @@ class SupervisedBackend final : public Backend {
   std::string_view name() const override { return "vart"; }
   void load(const Graph& graph) override;
   std::vector<QTensor> run(const std::vector<QTensor>& inputs) override;
+  const FrameMemory* frame_memory() const override { return id_ < 0 ? nullptr : &frame_; }
+  std::vector<QTensor> run_in_place() override;
 
-  int budget_ms() const { return budget_ms_; }  // XLNX_DPU_TIMEOUT given to the child
-  pid_t child() const { return child_; }
-  int restarts() const { return restarts_; }
+  int budget_ms() const { return process_ ? process_->budget_ms() : kMinBudgetMs; }
+  pid_t child() const { return process_ ? process_->child() : -1; }
+  int restarts() const { return process_ ? process_->restarts() : 0; }
 
  private:
-  void start_child();  // forks and waits for the child's load report; throws on failure
-  void stop_child();   // closes the socket, waits briefly, then kills
-  std::string reap();  // waits for the dead child: "killed by signal 6 (Aborted)", ...
-  [[noreturn]] void serve(int fd);  // the child's loop
-  std::string restart_after(const std::string& what);
+  void unload();
 
   BackendOptions options_;
   BackendFactory in_process_;
-  Graph graph_;
+  std::shared_ptr<DpuProcess> process_;
+  int id_ = -1;
   DpuBinding binding_;
   std::string where_ = "vart";
-  std::int64_t frames_ = 1;
-  std::vector<std::size_t> in_offsets_, in_bytes_, out_offsets_, out_bytes_;
-  std::int8_t* shared_ = nullptr;  // inputs then outputs, mapped before the fork
+  std::int8_t* shared_ = nullptr;  // inputs then outputs, mapped before the child's fork
   std::size_t shared_bytes_ = 0;
-  int budget_ms_ = kMinBudgetMs;
-  pid_t child_ = -1;
-  int fd_ = -1;
-  int restarts_ = 0;
-  std::mutex mutex_;
+  FrameMemory frame_;
+  std::mutex mutex_;  // run(): one caller's frame in this fragment's memory at a time
 };
 
 }  // namespace dpushard::vart_detail

@@ -70,7 +70,7 @@ struct Slot {
   bool retired = false;    // a job failed or hung: its buffers may still be in use
 };
 
-class VartBackend final : public Backend {
+class VartBackend final : public Backend, public vart_detail::InPlaceBackend {
  public:
   explicit VartBackend(BackendOptions options) : options_(std::move(options)) {}
 
@@ -103,28 +103,46 @@ class VartBackend final : public Backend {
   }
 
   std::vector<QTensor> run(const std::vector<QTensor>& inputs) override {
-    Lease lease(*this);
-    Slot& slot = lease.slot();
     check_inputs(inputs);
+    std::vector<const std::int8_t*> in;
+    for (const QTensor& t : inputs) in.push_back(t.data.data());
     std::vector<QTensor> outputs;
-    for (std::size_t o = 0; o < binding_.outputs.size(); ++o) {
-      const DpuTensorBinding& out = binding_.outputs[o];
+    std::vector<std::int8_t*> out;
+    for (const DpuTensorBinding& binding : binding_.outputs) {
       QTensor t;
-      t.name = out.name;
-      t.shape = out.shape;
-      t.fix_point = slot.out_ports[o].fix_point;
-      t.data.resize(static_cast<std::size_t>(frames_) * slot.out_ports[o].frame_bytes);
+      t.name = binding.name;
+      t.shape = binding.shape;
+      t.data.resize(static_cast<std::size_t>(element_count(binding.shape)));
       outputs.push_back(std::move(t));
     }
+    for (QTensor& t : outputs) out.push_back(t.data.data());
+    const std::vector<int> fix_points = run_on(in, out);
+    for (std::size_t o = 0; o < outputs.size(); ++o) outputs[o].fix_point = fix_points[o];
+    return outputs;
+  }
+
+  // A frame read from and written to the caller's memory (the DPU process's shared memory):
+  // each runner buffer is filled straight from it and emptied straight into it.
+  std::vector<int> run_on(const std::vector<const std::int8_t*>& inputs,
+                          const std::vector<std::int8_t*>& outputs) override {
+    Lease lease(*this);
+    Slot& slot = lease.slot();
+    if (inputs.size() != slot.in_ports.size() || outputs.size() != slot.out_ports.size())
+      throw Error(where_ + ": " + std::to_string(inputs.size()) + " inputs and " +
+                  std::to_string(outputs.size()) + " outputs given, the fragment has " +
+                  std::to_string(slot.in_ports.size()) + " and " +
+                  std::to_string(slot.out_ports.size()));
     for (std::int64_t first = 0; first < frames_; first += slot.batch) {
       const std::int64_t count = std::min(slot.batch, frames_ - first);
       for (std::size_t i = 0; i < inputs.size(); ++i)
-        copy_in(slot.in_ports[i], inputs[i].data, first, count);
+        copy_in(slot.in_ports[i], inputs[i], first, count);
       execute(lease);
       for (std::size_t o = 0; o < outputs.size(); ++o)
-        copy_out(slot.out_ports[o], outputs[o].data, first, count);
+        copy_out(slot.out_ports[o], outputs[o], first, count);
     }
-    return outputs;
+    std::vector<int> fix_points;
+    for (const Port& port : slot.out_ports) fix_points.push_back(port.fix_point);
+    return fix_points;
   }
 
  private:
@@ -301,21 +319,19 @@ class VartBackend final : public Backend {
     return reinterpret_cast<std::int8_t*>(address);
   }
 
-  void copy_in(const Port& port, const std::vector<std::int8_t>& data, std::int64_t first,
+  void copy_in(const Port& port, const std::int8_t* data, std::int64_t first,
                std::int64_t count) const {
     for (std::int64_t b = 0; b < count; ++b)
       std::memcpy(frame_address(port, b),
-                  data.data() + static_cast<std::size_t>(first + b) * port.frame_bytes,
-                  port.frame_bytes);
+                  data + static_cast<std::size_t>(first + b) * port.frame_bytes, port.frame_bytes);
     // As VART's samples do: flush the cache over one batch entry from the buffer's start.
     port.buffer->sync_for_write(0, port.frame_bytes);
   }
 
-  void copy_out(const Port& port, std::vector<std::int8_t>& data, std::int64_t first,
-                std::int64_t count) const {
+  void copy_out(const Port& port, std::int8_t* data, std::int64_t first, std::int64_t count) const {
     port.buffer->sync_for_read(0, port.frame_bytes);
     for (std::int64_t b = 0; b < count; ++b)
-      std::memcpy(data.data() + static_cast<std::size_t>(first + b) * port.frame_bytes,
+      std::memcpy(data + static_cast<std::size_t>(first + b) * port.frame_bytes,
                   frame_address(port, b), port.frame_bytes);
   }
 
