@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <thread>
@@ -89,6 +90,22 @@ bool readable_within(int fd, int timeout_ms) {
   }
 }
 
+}  // namespace
+
+double budget_factor() {
+  const char* text = std::getenv("DPUSHARD_VART_BUDGET_FACTOR");
+  if (text == nullptr || *text == '\0') return kBudgetFactor;
+  char* end = nullptr;
+  const double factor = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(factor >= 1.0) || factor > 1e6)
+    throw Error(
+        std::string("DPUSHARD_VART_BUDGET_FACTOR must be a number from 1 to 1000000, got '") +
+        text + "'");
+  return factor;
+}
+
+namespace {
+
 // The frame's budget: the timing model's latency for the fragment, times the factor.
 int budget_for(const Graph& graph, std::int64_t jobs) {
   double predicted_ms = 0;
@@ -98,7 +115,7 @@ int budget_for(const Graph& graph, std::int64_t jobs) {
     predicted_ms = 0;  // a graph the model cannot price: the floor applies
   }
   const double budget =
-      kBudgetFactor * predicted_ms * static_cast<double>(std::max<std::int64_t>(1, jobs));
+      budget_factor() * predicted_ms * static_cast<double>(std::max<std::int64_t>(1, jobs));
   return std::max(kMinBudgetMs, static_cast<int>(std::min(budget, 600'000.0)));
 }
 

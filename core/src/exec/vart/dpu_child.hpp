@@ -43,7 +43,10 @@ namespace dpushard::vart_detail {
 using BackendFactory = std::unique_ptr<Backend> (*)(const BackendOptions&);
 
 // Budget of one frame: the prediction times this factor, and at least kMinBudgetMs.
+// DPUSHARD_VART_BUDGET_FACTOR replaces the factor (a DPU far slower than the KV260 model,
+// or VART's runtime double, which computes the DPU's work on the CPU).
 constexpr double kBudgetFactor = 50.0;
+double budget_factor();  // kBudgetFactor, or DPUSHARD_VART_BUDGET_FACTOR when set
 constexpr int kMinBudgetMs = 1000;
 // Extra time the parent waits beyond XLNX_DPU_TIMEOUT, so VART's own timeout ends the child
 // with its message before the parent kills it.
