@@ -1,8 +1,8 @@
 // libFuzzer target: the plan.yaml reader (plan_from_yaml, which also runs check_plan).
 // Bad input must end in dpushard::Error; a plan it accepts must write back to YAML that
 // reads back and writes the same text again (text, not Plan::operator==, so a NaN that
-// the reader lets through is not mistaken for a difference). Anything else (a crash, a sanitizer report, another exception)
-// is a bug.
+// the reader lets through is not mistaken for a difference). Anything else (a crash, a sanitizer
+// report, another exception) is a bug.
 
 #include <cstdint>
 #include <cstdlib>

@@ -58,7 +58,6 @@ class Converter {
   static const std::map<std::string, Handler>& handlers();
 
  private:
-
   // Values.
   const Val& value(const Node& n, std::size_t i) const;
   bool is_const(const Node& n, std::size_t i) const;
