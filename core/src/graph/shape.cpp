@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <numeric>
-#include <set>
 #include <sstream>
 
 #include "dpushard/numerics.hpp"
@@ -129,176 +129,214 @@ Shape reshape_out(const Graph& g, const Op& op, const Shape& in) {
   return target;
 }
 
-const std::set<std::string, std::less<>>& same_shape_ops() {
-  static const std::set<std::string, std::less<>> kOps = {
-      "fix",     "relu",         "relu6",      "leaky-relu", "gelu",      "sigmoid",
-      "softmax", "hard-sigmoid", "hard-swish", "identity",   "layernorm", "tanh"};
-  return kOps;
+// One function per op type: the output shape from the producers' shapes and the attributes.
+// `kShapeRules` below is also the list of op types an `_int` graph may hold.
+using ShapeRule = Shape (*)(const Graph&, const Op&);
+
+Shape declared_shape(const Graph&, const Op& op) {
+  auto shape = ints_attr_or(op.attrs, "shape", op.output.shape);
+  if (shape.empty()) fail(op, "has no shape");
+  return shape;
+}
+
+Shape input_shape(const Graph& g, const Op& op) { return producer_shape(g, op, "input", 0); }
+
+Shape conv_shape(const Graph& g, const Op& op) {
+  const Shape& in = producer_shape(g, op, "input", 0);
+  const Shape& w = producer_shape(g, op, "weights", 0);
+  if (w.size() != 4) fail(op, "weights must be [OC,KH,KW,IC], got " + shape_text(w));
+  const Window win = window_of(op);
+  if (win.global) fail(op, "a conv has no global window");
+  if (w[1] != win.kernel_h || w[2] != win.kernel_w)
+    fail(op, "weights " + shape_text(w) + " do not match kernel " + std::to_string(win.kernel_h) +
+                 "x" + std::to_string(win.kernel_w));
+  if (in.size() != 4) fail(op, "expects an NHWC input, got " + shape_text(in));
+  std::int64_t oc = w[0];
+  if (op.type == "conv2d") {
+    const std::int64_t group = int_attr(op.attrs, "group", 1);
+    if (group <= 0 || in[3] % group != 0 || w[0] % group != 0 || w[3] * group != in[3])
+      fail(op, "input channels " + std::to_string(in[3]) + " do not match weights " +
+                   shape_text(w) + " with group " + std::to_string(group));
+  } else {
+    if (w[3] != in[3])
+      fail(op, "depthwise weights " + shape_text(w) + " do not match " + std::to_string(in[3]) +
+                   " input channels");
+    oc = w[0] * in[3];
+  }
+  if (!op.producers("bias").empty()) {
+    const Shape& b = producer_shape(g, op, "bias", 0);
+    if (b.size() != 1 || b[0] != oc)
+      fail(op, "bias " + shape_text(b) + " must be [" + std::to_string(oc) + "]");
+  }
+  return spatial_out(op, in, win, oc);
+}
+
+Shape pool_shape(const Graph& g, const Op& op) {
+  const Shape& in = producer_shape(g, op, "input", 0);
+  if (in.size() != 4) fail(op, "expects an NHWC input, got " + shape_text(in));
+  const Window win = window_of(op);
+  if (win.global) return {in[0], 1, 1, in[3]};
+  return spatial_out(op, in, win, in[3]);
+}
+
+Shape eltwise_shape(const Graph& g, const Op& op) {
+  const auto& ps = op.producers("input");
+  if (ps.size() < 2) fail(op, "needs at least 2 inputs");
+  Shape out = producer_shape(g, op, "input", 0);
+  for (std::size_t i = 1; i < ps.size(); ++i)
+    out = broadcast(op, out, producer_shape(g, op, "input", i));
+  return out;
+}
+
+Shape concat_shape(const Graph& g, const Op& op) {
+  const auto& ps = op.producers("input");
+  if (ps.empty()) fail(op, "needs inputs");
+  Shape out = producer_shape(g, op, "input", 0);
+  const auto axis =
+      static_cast<std::size_t>(normalize_axis(op, int_attr(op.attrs, "axis", -1), out.size()));
+  for (std::size_t i = 1; i < ps.size(); ++i) {
+    const Shape& s = producer_shape(g, op, "input", i);
+    if (s.size() != out.size()) fail(op, "inputs of different rank");
+    for (std::size_t d = 0; d < s.size(); ++d)
+      if (d != axis && s[d] != out[d])
+        fail(op, "input " + shape_text(s) + " does not match " + shape_text(out) + " off the axis");
+    out[axis] += s[axis];
+  }
+  return out;
+}
+
+Shape stack_shape(const Graph& g, const Op& op) {
+  const auto& ps = op.producers("input");
+  if (ps.empty()) fail(op, "needs inputs");
+  Shape in = producer_shape(g, op, "input", 0);
+  auto axis = int_attr(op.attrs, "axis", 0);
+  if (axis < 0) axis += static_cast<std::int64_t>(in.size()) + 1;
+  if (axis < 0 || axis > static_cast<std::int64_t>(in.size())) fail(op, "axis out of range");
+  in.insert(in.begin() + axis, static_cast<std::int64_t>(ps.size()));
+  return in;
+}
+
+Shape reshape_shape(const Graph& g, const Op& op) {
+  return reshape_out(g, op, producer_shape(g, op, "input", 0));
+}
+
+Shape squeeze_shape(const Graph& g, const Op& op) {
+  Shape out;
+  for (auto d : producer_shape(g, op, "input", 0))
+    if (d != 1) out.push_back(d);
+  return out;
+}
+
+Shape flatten_shape(const Graph& g, const Op& op) {
+  const Shape& in = producer_shape(g, op, "input", 0);
+  const auto s =
+      static_cast<std::size_t>(normalize_axis(op, int_attr(op.attrs, "start_axis", 1), in.size()));
+  const auto e =
+      static_cast<std::size_t>(normalize_axis(op, int_attr(op.attrs, "end_axis", -1), in.size()));
+  if (e < s) fail(op, "end_axis before start_axis");
+  Shape out(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(s));
+  out.push_back(std::accumulate(in.begin() + static_cast<std::ptrdiff_t>(s),
+                                in.begin() + static_cast<std::ptrdiff_t>(e) + 1, std::int64_t{1},
+                                std::multiplies<>()));
+  out.insert(out.end(), in.begin() + static_cast<std::ptrdiff_t>(e) + 1, in.end());
+  return out;
+}
+
+Shape transpose_shape(const Graph& g, const Op& op) {
+  const Shape& in = producer_shape(g, op, "input", 0);
+  const auto order = ints_attr(op.attrs, "order", who(op));
+  if (order.size() != in.size())
+    fail(op, "order " + shape_text(order) + " for input " + shape_text(in));
+  Shape out(in.size());
+  std::vector<bool> used(in.size(), false);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto a = static_cast<std::size_t>(normalize_axis(op, order[i], in.size()));
+    if (used[a]) fail(op, "order " + shape_text(order) + " repeats an axis");
+    used[a] = true;
+    out[i] = in[a];
+  }
+  return out;
+}
+
+Shape matmul_shape(const Graph& g, const Op& op) {
+  const auto& ps = op.producers("input");
+  if (ps.size() != 2) fail(op, "needs 2 inputs");
+  Shape a = producer_shape(g, op, "input", 0);
+  Shape b = producer_shape(g, op, "input", 1);
+  if (a.size() < 2 || b.size() < 2) fail(op, "inputs must have rank >= 2");
+  if (bool_attr(op.attrs, "transpose_a", false)) std::swap(a[a.size() - 1], a[a.size() - 2]);
+  if (bool_attr(op.attrs, "transpose_b", false)) std::swap(b[b.size() - 1], b[b.size() - 2]);
+  const std::int64_t m = a[a.size() - 2], k = a.back(), kb = b[b.size() - 2], n = b.back();
+  if (k != kb) fail(op, "inner dimensions differ: " + shape_text(a) + " x " + shape_text(b));
+  Shape batch = broadcast(op, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+  batch.push_back(m);
+  batch.push_back(n);
+  if (!op.producers("bias").empty()) {
+    const Shape& bias = producer_shape(g, op, "bias", 0);
+    if (bias.size() != 1 || bias[0] != n)
+      fail(op, "bias " + shape_text(bias) + " must be [" + std::to_string(n) + "]");
+  }
+  return batch;
+}
+
+Shape inner_product_shape(const Graph& g, const Op& op) {
+  const Shape& in = producer_shape(g, op, "input", 0);
+  const Shape& w = producer_shape(g, op, "weights", 0);
+  const auto axis =
+      static_cast<std::size_t>(normalize_axis(op, int_attr(op.attrs, "axis", 1), in.size()));
+  const std::int64_t k = std::accumulate(in.begin() + static_cast<std::ptrdiff_t>(axis), in.end(),
+                                         std::int64_t{1}, std::multiplies<>());
+  if (w.size() != 2 || w[1] != k)
+    fail(op, "weights " + shape_text(w) + " do not match K = " + std::to_string(k));
+  Shape out(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(axis));
+  out.push_back(w[0]);
+  return out;
+}
+
+const std::map<std::string, ShapeRule, std::less<>>& shape_rules() {
+  static const std::map<std::string, ShapeRule, std::less<>> kShapeRules = {
+      {"data", declared_shape},
+      {"const", declared_shape},
+      // Ops whose output has their input's shape.
+      {"fix", input_shape},
+      {"relu", input_shape},
+      {"relu6", input_shape},
+      {"leaky-relu", input_shape},
+      {"gelu", input_shape},
+      {"sigmoid", input_shape},
+      {"softmax", input_shape},
+      {"hard-sigmoid", input_shape},
+      {"hard-swish", input_shape},
+      {"identity", input_shape},
+      {"layernorm", input_shape},
+      {"tanh", input_shape},
+      {"conv2d", conv_shape},
+      {"depthwise-conv2d", conv_shape},
+      {"maxpool2d", pool_shape},
+      {"avgpool2d", pool_shape},
+      {"add", eltwise_shape},
+      {"mul", eltwise_shape},
+      {"concat", concat_shape},
+      {"stack", stack_shape},
+      {"reshape", reshape_shape},
+      {"squeeze", squeeze_shape},
+      {"flatten", flatten_shape},
+      {"transpose", transpose_shape},
+      {"matmul", matmul_shape},
+      {"inner-product", inner_product_shape},
+  };
+  return kShapeRules;
 }
 
 }  // namespace
 
-bool is_known_int_op(std::string_view type) {
-  static const std::set<std::string, std::less<>> kOps = {
-      "data",      "const",     "fix",        "conv2d",        "depthwise-conv2d",
-      "relu",      "relu6",     "leaky-relu", "add",           "mul",
-      "maxpool2d", "avgpool2d", "concat",     "reshape",       "flatten",
-      "transpose", "stack",     "matmul",     "inner-product", "softmax",
-      "layernorm", "gelu",      "sigmoid",    "hard-sigmoid",  "hard-swish",
-      "identity",  "squeeze",   "tanh"};
-  return kOps.count(type) != 0;
-}
+bool is_known_int_op(std::string_view type) { return shape_rules().count(type) != 0; }
 
 std::vector<std::int64_t> infer_output_shape(const Graph& g, const Op& op) {
-  const std::string& t = op.type;
-  if (t == "data" || t == "const") {
-    auto shape = ints_attr_or(op.attrs, "shape", op.output.shape);
-    if (shape.empty()) fail(op, "has no shape");
-    return shape;
-  }
-  if (same_shape_ops().count(t)) return producer_shape(g, op, "input", 0);
-  if (t == "conv2d" || t == "depthwise-conv2d") {
-    const Shape& in = producer_shape(g, op, "input", 0);
-    const Shape& w = producer_shape(g, op, "weights", 0);
-    if (w.size() != 4) fail(op, "weights must be [OC,KH,KW,IC], got " + shape_text(w));
-    const Window win = window_of(op);
-    if (win.global) fail(op, "a conv has no global window");
-    if (w[1] != win.kernel_h || w[2] != win.kernel_w)
-      fail(op, "weights " + shape_text(w) + " do not match kernel " + std::to_string(win.kernel_h) +
-                   "x" + std::to_string(win.kernel_w));
-    if (in.size() != 4) fail(op, "expects an NHWC input, got " + shape_text(in));
-    std::int64_t oc = w[0];
-    if (t == "conv2d") {
-      const std::int64_t group = int_attr(op.attrs, "group", 1);
-      if (group <= 0 || in[3] % group != 0 || w[0] % group != 0 || w[3] * group != in[3])
-        fail(op, "input channels " + std::to_string(in[3]) + " do not match weights " +
-                     shape_text(w) + " with group " + std::to_string(group));
-    } else {
-      if (w[3] != in[3])
-        fail(op, "depthwise weights " + shape_text(w) + " do not match " + std::to_string(in[3]) +
-                     " input channels");
-      oc = w[0] * in[3];
-    }
-    const auto& bias = op.producers("bias");
-    if (!bias.empty()) {
-      const Shape& b = producer_shape(g, op, "bias", 0);
-      if (b.size() != 1 || b[0] != oc)
-        fail(op, "bias " + shape_text(b) + " must be [" + std::to_string(oc) + "]");
-    }
-    return spatial_out(op, in, win, oc);
-  }
-  if (t == "maxpool2d" || t == "avgpool2d") {
-    const Shape& in = producer_shape(g, op, "input", 0);
-    if (in.size() != 4) fail(op, "expects an NHWC input, got " + shape_text(in));
-    const Window win = window_of(op);
-    if (win.global) return {in[0], 1, 1, in[3]};
-    return spatial_out(op, in, win, in[3]);
-  }
-  if (t == "add" || t == "mul") {
-    const auto& ps = op.producers("input");
-    if (ps.size() < 2) fail(op, "needs at least 2 inputs");
-    Shape out = producer_shape(g, op, "input", 0);
-    for (std::size_t i = 1; i < ps.size(); ++i)
-      out = broadcast(op, out, producer_shape(g, op, "input", i));
-    return out;
-  }
-  if (t == "concat") {
-    const auto& ps = op.producers("input");
-    if (ps.empty()) fail(op, "needs inputs");
-    Shape out = producer_shape(g, op, "input", 0);
-    const auto axis =
-        static_cast<std::size_t>(normalize_axis(op, int_attr(op.attrs, "axis", -1), out.size()));
-    for (std::size_t i = 1; i < ps.size(); ++i) {
-      const Shape& s = producer_shape(g, op, "input", i);
-      if (s.size() != out.size()) fail(op, "inputs of different rank");
-      for (std::size_t d = 0; d < s.size(); ++d)
-        if (d != axis && s[d] != out[d])
-          fail(op,
-               "input " + shape_text(s) + " does not match " + shape_text(out) + " off the axis");
-      out[axis] += s[axis];
-    }
-    return out;
-  }
-  if (t == "stack") {
-    const auto& ps = op.producers("input");
-    if (ps.empty()) fail(op, "needs inputs");
-    Shape in = producer_shape(g, op, "input", 0);
-    auto axis = int_attr(op.attrs, "axis", 0);
-    if (axis < 0) axis += static_cast<std::int64_t>(in.size()) + 1;
-    if (axis < 0 || axis > static_cast<std::int64_t>(in.size())) fail(op, "axis out of range");
-    in.insert(in.begin() + axis, static_cast<std::int64_t>(ps.size()));
-    return in;
-  }
-  if (t == "reshape") return reshape_out(g, op, producer_shape(g, op, "input", 0));
-  if (t == "squeeze") {
-    Shape out;
-    for (auto d : producer_shape(g, op, "input", 0))
-      if (d != 1) out.push_back(d);
-    return out;
-  }
-  if (t == "flatten") {
-    const Shape& in = producer_shape(g, op, "input", 0);
-    const auto s = static_cast<std::size_t>(
-        normalize_axis(op, int_attr(op.attrs, "start_axis", 1), in.size()));
-    const auto e =
-        static_cast<std::size_t>(normalize_axis(op, int_attr(op.attrs, "end_axis", -1), in.size()));
-    if (e < s) fail(op, "end_axis before start_axis");
-    Shape out(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(s));
-    out.push_back(std::accumulate(in.begin() + static_cast<std::ptrdiff_t>(s),
-                                  in.begin() + static_cast<std::ptrdiff_t>(e) + 1, std::int64_t{1},
-                                  std::multiplies<>()));
-    out.insert(out.end(), in.begin() + static_cast<std::ptrdiff_t>(e) + 1, in.end());
-    return out;
-  }
-  if (t == "transpose") {
-    const Shape& in = producer_shape(g, op, "input", 0);
-    const auto order = ints_attr(op.attrs, "order", who(op));
-    if (order.size() != in.size())
-      fail(op, "order " + shape_text(order) + " for input " + shape_text(in));
-    Shape out(in.size());
-    std::vector<bool> used(in.size(), false);
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      const auto a = static_cast<std::size_t>(normalize_axis(op, order[i], in.size()));
-      if (used[a]) fail(op, "order " + shape_text(order) + " repeats an axis");
-      used[a] = true;
-      out[i] = in[a];
-    }
-    return out;
-  }
-  if (t == "matmul") {
-    const auto& ps = op.producers("input");
-    if (ps.size() != 2) fail(op, "needs 2 inputs");
-    Shape a = producer_shape(g, op, "input", 0);
-    Shape b = producer_shape(g, op, "input", 1);
-    if (a.size() < 2 || b.size() < 2) fail(op, "inputs must have rank >= 2");
-    if (bool_attr(op.attrs, "transpose_a", false)) std::swap(a[a.size() - 1], a[a.size() - 2]);
-    if (bool_attr(op.attrs, "transpose_b", false)) std::swap(b[b.size() - 1], b[b.size() - 2]);
-    const std::int64_t m = a[a.size() - 2], k = a.back(), kb = b[b.size() - 2], n = b.back();
-    if (k != kb) fail(op, "inner dimensions differ: " + shape_text(a) + " x " + shape_text(b));
-    Shape batch = broadcast(op, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
-    batch.push_back(m);
-    batch.push_back(n);
-    if (!op.producers("bias").empty()) {
-      const Shape& bias = producer_shape(g, op, "bias", 0);
-      if (bias.size() != 1 || bias[0] != n)
-        fail(op, "bias " + shape_text(bias) + " must be [" + std::to_string(n) + "]");
-    }
-    return batch;
-  }
-  if (t == "inner-product") {
-    const Shape& in = producer_shape(g, op, "input", 0);
-    const Shape& w = producer_shape(g, op, "weights", 0);
-    const auto axis =
-        static_cast<std::size_t>(normalize_axis(op, int_attr(op.attrs, "axis", 1), in.size()));
-    const std::int64_t k = std::accumulate(in.begin() + static_cast<std::ptrdiff_t>(axis), in.end(),
-                                           std::int64_t{1}, std::multiplies<>());
-    if (w.size() != 2 || w[1] != k)
-      fail(op, "weights " + shape_text(w) + " do not match K = " + std::to_string(k));
-    Shape out(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(axis));
-    out.push_back(w[0]);
-    return out;
-  }
-  fail(op, "unknown op type");
+  const auto& rules = shape_rules();
+  const auto rule = rules.find(op.type);
+  if (rule == rules.end()) fail(op, "unknown op type");
+  return rule->second(g, op);
 }
 
 void infer_shapes(Graph& graph) {
