@@ -139,8 +139,8 @@ TEST(MixedBoards, MixedPlansAreBitIdentical) {
 }
 
 // Each node's fragments must fit that node's own memory: a board with little memory for
-// models (0.3 MiB) cannot hold the whole 1M model, so replicate fails naming it, and a plan read back with a budget too small for
-// a node is refused by check_plan.
+// models (0.3 MiB) cannot hold the whole 1M model, so replicate fails naming it; a plan
+// whose node budget is too small for that node's fragments is refused by check_plan.
 TEST(MixedBoards, EachNodeFitsItsOwnBudget) {
   const MixedCluster c;
   const Graph model = cnn(1'000'000, {32, 32, 3});
