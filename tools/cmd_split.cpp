@@ -2,12 +2,14 @@
 //   [--replicas R]
 //   [--objective latency|throughput] [--max-latency-ms L] [--no-output-fix] [--link-gbps G] [--cuts
 //   OP,...]
-//   [--oracle FILE] [--min-parallel F] [--target kv260|FILE] [--inflight K] -o PLAN_DIR [--json]
+//   [--oracle FILE] [--min-parallel F] [--target kv260|FILE] [--inflight K]
+//   [--node-targets T,T,... | --cluster cluster.yaml] [--uniform-placement] -o PLAN_DIR [--json]
 // Cuts an `_int` model into fragments for N nodes and writes PLAN_DIR/plan.yaml and
 // PLAN_DIR/fragments/<name>_int.xmodel (docs/splitting.md, docs/plan.md).
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -15,6 +17,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "dpushard/cluster.hpp"
 #include "dpushard/memory_budget.hpp"
 #include "dpushard/perf.hpp"
 #include "dpushard/sha256.hpp"
@@ -37,7 +40,10 @@ struct SplitCliOptions {
   int replicas = 0;  // hybrid: 0 = every factorisation
   std::string oracle;
   double min_parallel = 0.05;
-  std::string target;  // empty: the roofline cost model
+  std::string target;                     // empty: the roofline cost model
+  std::vector<std::string> node_targets;  // mixed boards: one target per node
+  std::string cluster;                    // cluster.yaml whose nodes may carry `target:`
+  bool uniform_placement = false;
   int inflight = kDefaultFramesInFlight;
   std::string output;
   bool json = false;
@@ -66,6 +72,7 @@ nlohmann::json to_json(const Plan& plan, const std::string& dir) {
                       {"objective", plan.objective},
                       {"max_latency_ms", plan.max_latency_ms},
                       {"nodes", plan.nodes},
+                      {"node_targets", plan.node_targets},
                       {"output_fix", plan.output_fix},
                       {"cost_model", plan.cost_model},
                       {"link_gbps", plan.link_gbps},
@@ -125,6 +132,12 @@ void print_human(const Plan& plan, const std::string& dir) {
       << plan.objective
       << (plan.max_latency_ms > 0 ? ", latency <= " + fixed(plan.max_latency_ms, 3) + " ms" : "")
       << (plan.output_fix ? "" : ", NO output fix (ablation)") << "\n";
+  if (!plan.node_targets.empty()) {
+    out << "  node targets:";
+    for (std::size_t n = 0; n < plan.node_targets.size(); ++n)
+      out << (n == 0 ? " " : ", ") << n << "=" << plan.node_targets[n];
+    out << "\n";
+  }
   out << "  cost model " << plan.cost_model << ", link " << fixed(plan.link_gbps, 3) << " Gb/s\n";
   out << "  " << plan.structure << "\n";
   if (plan.memory.budget_bytes > 0)
@@ -170,9 +183,37 @@ int run_split(const SplitCliOptions& o) {
   options.min_parallel_fraction = o.min_parallel;
   options.oracle = oracle.get();
   std::unique_ptr<CostModel> cost;
+  // The nodes' targets: --node-targets, or the cluster's `target:` fields (a node without
+  // one is --target's board); both given must agree.
+  std::vector<std::string> node_targets = o.node_targets;
+  if (!node_targets.empty() && node_targets.size() != static_cast<std::size_t>(o.nodes))
+    throw Error("split: --node-targets lists " + std::to_string(node_targets.size()) +
+                " targets for --nodes " + std::to_string(o.nodes));
+  if (!o.cluster.empty()) {
+    const cluster::ClusterConfig config = cluster::read_cluster_config(o.cluster);
+    if (config.nodes.size() < static_cast<std::size_t>(o.nodes))
+      throw Error("split: " + o.cluster + " lists " + std::to_string(config.nodes.size()) +
+                  " nodes, fewer than --nodes " + std::to_string(o.nodes));
+    std::vector<std::string> from_cluster;
+    bool any = false;
+    for (int n = 0; n < o.nodes; ++n) {
+      const auto& node = config.nodes[static_cast<std::size_t>(n)];
+      any = any || !node.target.empty();
+      from_cluster.push_back(!node.target.empty() ? node.target
+                                                  : (o.target.empty() ? "kv260" : o.target));
+    }
+    if (!node_targets.empty() && any && node_targets != from_cluster)
+      throw Error("split: --node-targets and the targets of " + o.cluster + " differ");
+    if (node_targets.empty() && any) node_targets = from_cluster;
+  }
+  if (o.uniform_placement && node_targets.empty())
+    throw Error("split: --uniform-placement needs --node-targets or a --cluster with targets");
   // The memory budget is the target's; the roofline's defaults are the KV260's, so is its budget.
-  const Target target = resolve_target(o.target.empty() ? "kv260" : o.target);
-  if (!o.target.empty()) {
+  // With node targets and no --target, the first node's target is the planner's reference board.
+  const std::string base_name =
+      !o.target.empty() ? o.target : (!node_targets.empty() ? node_targets.front() : "kv260");
+  const Target target = resolve_target(base_name);
+  if (!o.target.empty() || !node_targets.empty()) {
     TimingCostParams params;
     params.link_gbps = o.link_gbps;
     cost = make_timing_cost_model(target, params);
@@ -180,6 +221,22 @@ int run_split(const SplitCliOptions& o) {
   }
   options.memory_budget_bytes = target.model_memory_bytes;
   options.memory_board = target.name;
+  // One timing model per distinct node target (a name or a file, as --target takes them).
+  std::map<std::string, std::unique_ptr<CostModel>> node_costs;
+  for (const std::string& name : node_targets) {
+    const Target t = resolve_target(name);
+    if (!node_costs.count(name)) {
+      TimingCostParams params;
+      params.link_gbps = o.link_gbps;
+      // The reference board's own model when it is the same target: plans for one kind of
+      // board stay exactly as --target makes them.
+      node_costs[name] = name == base_name ? nullptr : make_timing_cost_model(t, params);
+    }
+    options.node_cost_models.push_back(node_costs[name] ? node_costs[name].get() : cost.get());
+    options.node_targets.push_back(t.name);
+    options.node_memory_budget_bytes.push_back(t.model_memory_bytes);
+  }
+  options.uniform_placement = o.uniform_placement;
   options.frames_in_flight = o.inflight;
   options.model_file = o.file;
   options.model_sha256 = sha256_file(o.file);
@@ -238,6 +295,18 @@ Command add_split_command(CLI::App& app) {
   sub->add_option("--target", o.target,
                   "Price the plan with this DPU target's timing model (as `predict`): a built-in "
                   "target (kv260) or a target YAML file. Default: the roofline cost model");
+  sub->add_option("--node-targets", o.node_targets,
+                  "Mixed boards: each node's target, in node order (built-in names or target "
+                  "YAML files, as many as --nodes): fragments are priced on the node that runs "
+                  "them, each node's memory is its own")
+      ->delimiter(',');
+  sub->add_option("--cluster", o.cluster,
+                  "Take the nodes' targets from this cluster.yaml (its first --nodes nodes' "
+                  "`target:`; a node without one is --target's board)")
+      ->check(CLI::ExistingFile);
+  sub->add_flag("--uniform-placement", o.uniform_placement,
+                "With node targets: place fragments as a plan for --target alone would (every "
+                "node its board), priced on each node's own (the single-target baseline)");
   sub->add_option("--inflight", o.inflight,
                   "Frames each node keeps in flight (`run --inflight`): their feature maps count "
                   "against the target's memory for models")

@@ -32,7 +32,7 @@ struct WorkerArgs {
   std::string token_file;
   std::string name;
   std::string port_file;
-  int threads = 1;
+  int threads = 0;  // 0: 1, or a sim worker's target's DPU cores
   std::uint32_t queue = 64;
   std::uint64_t max_frame_mb = 256;
   bool sim_numerics = false;
@@ -53,8 +53,12 @@ int run_worker(const WorkerArgs& args) {
   const auto names = backend_names();
   if (std::find(names.begin(), names.end(), args.backend) == names.end())
     (void)make_backend(args.backend);  // throws, listing the known backends
+  int threads = args.threads > 0 ? args.threads : 1;
   if (args.backend == "sim") {
-    (void)resolve_target(args.sim_target);  // a bad name or file fails now, not per job
+    // A bad name or file fails now, not per job. Frames run one per compute thread, so a
+    // board of several DPU cores (a ZCU102's 3) needs as many to run its fragments at once.
+    const Target target = resolve_target(args.sim_target);
+    if (args.threads == 0) threads = static_cast<int>(std::max<std::int64_t>(1, target.dpu_cores));
   } else if (args.sim_numerics || args.target_given) {
     throw Error("worker: --sim-numerics and --target apply to --backend sim only");
   }
@@ -67,7 +71,7 @@ int run_worker(const WorkerArgs& args) {
   if (args.backend == "sim")
     options.backend_options.sim_board = make_sim_board(resolve_target(args.sim_target));
   options.cache_dir = args.cache;
-  options.threads = args.threads;
+  options.threads = threads;
   options.queue_capacity = args.queue;
   options.limits.max_payload_bytes = args.max_frame_mb << 20;
   options.name = args.name;
@@ -93,8 +97,9 @@ Command add_worker_command(CLI::App& app) {
   sub->add_option("--token-file", args->token_file,
                   "File holding the shared token peers must prove")
       ->check(CLI::ExistingFile);
-  sub->add_option("--threads", args->threads, "Compute threads")
-      ->capture_default_str()
+  sub->add_option("--threads", args->threads,
+                  "Compute threads (default 1; sim: the target's DPU cores, so its fragments "
+                  "run as many frames at once as the modeled board)")
       ->check(CLI::Range(1, 1024));
   sub->add_option("--queue", args->queue, "Frames that may wait per fragment")
       ->capture_default_str()

@@ -18,6 +18,7 @@
 #include "dpushard/cluster.hpp"
 #include "dpushard/compiled_check.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/perf.hpp"
 
 namespace dpushard::cli {
 namespace {
@@ -158,6 +159,29 @@ std::shared_ptr<ClusterRunArgs> add_cluster_run_options(CLI::App& run) {
   return args;
 }
 
+// Nodes whose cluster.yaml `target:` is not the board the plan priced them on (plan.yaml
+// node_targets). Workers do not report their target in the handshake, so this is what can
+// be checked: the worker's own --target must match its cluster.yaml entry (docs/cluster.md).
+static std::vector<std::string> target_mismatches(const Plan& plan,
+                                                  const cluster::ClusterConfig& config) {
+  std::vector<std::string> out;
+  for (std::size_t n = 0; n < plan.node_targets.size() && n < config.nodes.size(); ++n) {
+    const auto& node = config.nodes[n];
+    if (node.target.empty()) continue;
+    std::string name = node.target;
+    try {
+      name = resolve_target(node.target).name;  // a target file: its name
+    } catch (const Error&) {
+      // not a known target: compared as written
+    }
+    if (name != plan.node_targets[n])
+      out.push_back("node '" + node.name + "' (slot " + std::to_string(n) + ") is a " + name +
+                    " in " + config.source.string() + ", but the plan priced it as a " +
+                    plan.node_targets[n] + ": predictions will not hold");
+  }
+  return out;
+}
+
 int run_cluster(const std::string& plan_dir, const ClusterRunArgs& args, std::uint64_t seed,
                 bool json) {
   const Plan plan = read_plan(plan_dir);
@@ -170,6 +194,8 @@ int run_cluster(const std::string& plan_dir, const ClusterRunArgs& args, std::ui
       std::cerr << "dpushard: warning: " << warning << "\n";
   }
   const cluster::ClusterConfig config = cluster::read_cluster_config(args.cluster_file);
+  for (const std::string& warning : target_mismatches(plan, config))
+    std::cerr << "dpushard: warning: " << warning << "\n";
   cluster::RunOptions options;
   options.frames = args.frames;
   options.inflight = args.inflight;

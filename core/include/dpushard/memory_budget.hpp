@@ -54,7 +54,14 @@ struct FragmentNeed {
 // nullopt when every node fits. `board` names the target in the message.
 std::optional<std::string> memory_misfit(const std::vector<FragmentNeed>& fragments,
                                          std::int64_t budget_bytes, const std::string& board);
-// The same for a plan that records a budget (plan.memory); nullopt without one.
+// Mixed boards: node n's budget is `budgets[n]` (named `boards[n]`); a node past the end of
+// `budgets` has `budget_bytes` and `board`. A budget of 0 is no budget.
+std::optional<std::string> memory_misfit(const std::vector<FragmentNeed>& fragments,
+                                         const std::vector<std::int64_t>& budgets,
+                                         const std::vector<std::string>& boards,
+                                         std::int64_t budget_bytes, const std::string& board);
+// The same for a plan that records a budget (plan.memory, per node when the plan records
+// node targets); nullopt without one.
 std::optional<std::string> memory_misfit(const Plan& plan);
 
 }  // namespace dpushard

@@ -128,6 +128,9 @@ struct PlanMemory {
   std::int64_t budget_bytes = 0;  // per node
   std::string board;              // the target whose budget it is
   int frames_in_flight = 0;       // the feature maps counted per fragment
+  // Mixed boards: node n's own budget (its target's), one per node; empty: budget_bytes
+  // for every node.
+  std::vector<std::int64_t> node_budget_bytes;
   bool operator==(const PlanMemory&) const = default;
 };
 
@@ -147,6 +150,10 @@ struct Plan {
   std::string objective;           // "latency" or "throughput"
   double max_latency_ms = 0;       // the predicted-latency bound; 0: none
   int nodes = 1;
+  // Each node slot's target (docs/splitting.md "Mixed boards"): the board the planner priced
+  // its fragments on, and the one `run` expects there. Empty: not recorded (one kind of
+  // board, `cost_model` says which).
+  std::vector<std::string> node_targets;
   bool output_fix = true;
   double link_gbps = 1.0;
   std::string cost_model;

@@ -126,6 +126,18 @@ struct SplitOptions {
   std::int64_t memory_budget_bytes = 0;
   std::string memory_board;  // the target whose budget it is, for messages and plan.yaml
   int frames_in_flight = 2;  // feature maps counted per fragment (`dpushard run --inflight`)
+  // Mixed boards (docs/splitting.md "Mixed boards"), one entry per node when given: node n's
+  // cost model (its target's timing model; null: cost_model), its target's name (recorded
+  // in plan.yaml as node_targets) and its memory for models (0: memory_budget_bytes).
+  // Fragments are priced on the node that runs them and strategies weigh each node's speed
+  // and DPU cores. Empty: every node is cost_model's board with memory_budget_bytes.
+  std::vector<const CostModel*> node_cost_models;
+  std::vector<std::string> node_targets;
+  std::vector<std::int64_t> node_memory_budget_bytes;
+  // Mixed boards: place fragments as a single-target split would (every node cost_model's
+  // board), then price and fit them on each node's own board: what a plan made for one
+  // target gives on the mixed cluster (`split --uniform-placement`).
+  bool uniform_placement = false;
   std::string model_file;    // recorded in the plan
   std::string model_sha256;  // recorded in the plan
 };

@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 
+#include "extract.hpp"
 #include "partition.hpp"
 
 namespace dpushard::split {
@@ -69,18 +70,58 @@ Partition whole_model(const UnitGraph& graph, const std::string& strategy, std::
   return p;
 }
 
+NodeModels NodeModels::first(int k) const {
+  NodeModels out;
+  for (int n = 0; n < k && static_cast<std::size_t>(n) < cost.size(); ++n) {
+    out.cost.push_back(cost[static_cast<std::size_t>(n)]);
+    out.speed.push_back(speed_of(n));
+  }
+  return out;
+}
+
+FragmentPrices price_fragments(const Extraction& extraction, const Partition& partition,
+                               const CostModel& cost, const NodeModels* nodes) {
+  if (extraction.fragments.size() != partition.fragments.size())
+    throw Error("split: internal: fragments do not match the partition");
+  FragmentPrices prices;
+  for (std::size_t f = 0; f < partition.fragments.size(); ++f) {
+    std::map<const CostModel*, CostModel::FragmentLoad> seen;
+    auto& mine = prices.emplace_back();
+    for (int n : partition.fragments[f].nodes) {
+      const CostModel& c = nodes != nullptr ? nodes->at(n, cost) : cost;
+      auto it = seen.find(&c);
+      if (it == seen.end())
+        it = seen.emplace(&c, c.fragment_load(extraction.fragments[f].graph)).first;
+      mine.push_back(it->second);
+    }
+  }
+  return prices;
+}
+
 PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
                            const CostModel& cost, bool output_fix,
-                           const std::vector<CostModel::FragmentLoad>* fragment_loads) {
+                           const FragmentPrices* fragment_loads, const NodeModels* boards) {
   const auto of = fragment_of_units(graph, partition);
   const std::size_t nf = partition.fragments.size();
+  if (boards != nullptr && boards->empty()) boards = nullptr;
+  auto board = [&](int node) -> const CostModel& {
+    return boards != nullptr ? boards->at(node, cost) : cost;
+  };
+  auto speed = [&](int node) { return boards != nullptr ? boards->speed_of(node) : 1.0; };
   PartitionEstimate est;
-  std::vector<CostModel::FragmentLoad> loads;
+  // loads[f][i]: fragment f on partition.fragments[f].nodes[i].
+  FragmentPrices loads;
   if (fragment_loads != nullptr) {
     if (fragment_loads->size() != nf)
       throw Error("split: internal: fragment prices do not match the partition");
     loads = *fragment_loads;
-    for (const auto& load : loads) est.fragment_seconds.push_back(load.seconds);
+    for (std::size_t f = 0; f < nf; ++f) {
+      if (loads[f].size() != partition.fragments[f].nodes.size())
+        throw Error("split: internal: fragment prices do not match the fragment's nodes");
+      double slowest = 0;
+      for (const auto& load : loads[f]) slowest = std::max(slowest, load.seconds);
+      est.fragment_seconds.push_back(slowest);  // a frame may go to its slowest replica
+    }
   } else {
     est.fragment_seconds.assign(nf, cost.fragment_overhead_seconds());
     for (std::size_t f = 0; f < nf; ++f)
@@ -123,6 +164,12 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
     return nodes[phase % nodes.size()];
   };
 
+  // Fragment f's seconds per frame on its i-th node.
+  auto seconds_on = [&](std::size_t f, std::size_t i) {
+    if (priced) return loads[f][i].seconds;
+    return est.fragment_seconds[f] / speed(partition.fragments[f].nodes[i]);
+  };
+
   // Latency: fragments in plan order, each node runs one fragment at a time; the slowest
   // phase (replicas of one fragment are alike, but may sit beside different others).
   std::vector<double> finish(nf, 0);
@@ -143,7 +190,7 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
       }
       const int node = node_of(static_cast<int>(f), phase);
       const double start = std::max(ready, node_free[node]);
-      finish[f] = start + est.fragment_seconds[f];
+      finish[f] = start + seconds_on(f, phase % partition.fragments[f].nodes.size());
       node_free[node] = finish[f];
     }
     for (const auto& tr : transfers)
@@ -157,40 +204,48 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
   // share its DPU cores, its A53 cores and its network thread: its time per frame is the
   // busiest of these (without a split over engines, all of a fragment is DPU time). A
   // fragment replicated on k nodes gives each 1/k of the frames.
-  if (!priced)
-    for (double s : est.fragment_seconds) loads.push_back({s, s, 0, 0});
   std::map<int, double> busy, dpu, host, net, tx, rx;
   double orch_tx = 0, orch_rx = 0;
   std::int64_t wire = 0, io = 0;
   double wire_share = 0;
   for (std::size_t f = 0; f < nf; ++f) {
-    const auto& nodes = partition.fragments[f].nodes;
-    const double share = 1.0 / static_cast<double>(nodes.size());
-    for (int n : nodes) {
-      busy[n] = std::max(busy[n], loads[f].seconds * share);
-      dpu[n] += loads[f].dpu_seconds * share;
-      host[n] += loads[f].host_seconds * share;
-      net[n] += loads[f].net_seconds * share;
+    const auto& fnodes = partition.fragments[f].nodes;
+    const double share = 1.0 / static_cast<double>(fnodes.size());
+    for (std::size_t i = 0; i < fnodes.size(); ++i) {
+      const int n = fnodes[i];
+      const CostModel::FragmentLoad load =
+          priced ? loads[f][i] : CostModel::FragmentLoad{seconds_on(f, i), seconds_on(f, i), 0, 0};
+      busy[n] = std::max(busy[n], load.seconds * share);
+      dpu[n] += load.dpu_seconds * share;
+      host[n] += load.host_seconds * share;
+      net[n] += load.net_seconds * share;
     }
   }
   for (auto& [n, v] : busy)
-    v = std::max({v, dpu[n] / cost.dpu_cores(), host[n] / cost.host_cores(), net[n]});
+    v = std::max({v, dpu[n] / board(n).dpu_cores(), host[n] / board(n).host_cores(), net[n]});
   // The engines serve whole jobs, first come first served, and the node's other fragments
-  // send theirs when their own frames arrive, not in the gaps a fragment leaves: in each
-  // of its frames a fragment can find one job of each other fragment of its node ahead of
-  // it on the DPU (spread over its cores) and on the network thread. Its frames then take
-  // their own DPU and A53 time plus the others' DPU time (or their own and the others' TCP
-  // time). The engines' sums alone assume perfect interleaving, which the sim workers never
-  // reached: the 3-node CNN experts plans ran 6-21 % under them, and 2-5 % off this.
+  // send theirs when their own frames arrive, not in the gaps a fragment leaves: in each of
+  // its frames a fragment can find one job of each other fragment of its node ahead of it
+  // on the DPU (where they outnumber its cores) and on the network thread. Its frames then
+  // take their own DPU and A53 time plus the others' DPU time (or their own and the others'
+  // TCP time). The engines' sums alone assume perfect interleaving, which the sim workers
+  // never reached: the 3-node CNN experts plans ran 6-21 % under them, and 2-5 % off this.
+  std::map<int, int> fragments_on;
+  for (const auto& part : partition.fragments)
+    for (int n : part.nodes) ++fragments_on[n];
   for (std::size_t f = 0; f < nf; ++f) {
-    const auto& nodes = partition.fragments[f].nodes;
-    const double share = 1.0 / static_cast<double>(nodes.size());
-    const auto& own = loads[f];
-    for (int n : nodes) {
-      const double others_dpu = dpu[n] - own.dpu_seconds * share;
+    const auto& fnodes = partition.fragments[f].nodes;
+    const double share = 1.0 / static_cast<double>(fnodes.size());
+    for (std::size_t i = 0; i < fnodes.size(); ++i) {
+      const int n = fnodes[i];
+      const CostModel::FragmentLoad own =
+          priced ? loads[f][i] : CostModel::FragmentLoad{seconds_on(f, i), seconds_on(f, i), 0, 0};
+      // With as many DPU cores as the node has fragments, each finds a core of its own.
+      const bool dpu_shared = fragments_on[n] > board(n).dpu_cores();
+      const double others_dpu = dpu_shared ? dpu[n] - own.dpu_seconds * share : 0.0;
       const double others_net = net[n] - own.net_seconds * share;
       const double chain =
-          std::max((own.dpu_seconds + own.host_seconds) * share + others_dpu / cost.dpu_cores(),
+          std::max((own.dpu_seconds + own.host_seconds) * share + others_dpu / board(n).dpu_cores(),
                    own.net_seconds * share + others_net);
       busy[n] = std::max(busy[n], chain);
     }

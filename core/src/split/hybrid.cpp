@@ -40,6 +40,7 @@ std::vector<HybridOption> plan_hybrids(const StrategyInput& in, int replicas) {
     if (replicas != 0 && r != replicas) continue;
     StrategyInput replica = in;
     replica.nodes = k;
+    replica.models = in.models.first(k);  // the inner plan is made for replica 0's boards
     for (const std::string inner : {"experts", "pipeline"}) {
       HybridOption option;
       option.replicas = r;

@@ -6,7 +6,8 @@ namespace dpushard::split {
 
 PartitionFit partition_fit(const Extraction& extraction, const Partition& partition,
                            int frames_in_flight, std::int64_t budget_bytes,
-                           const std::string& board) {
+                           const std::string& board, const std::vector<std::int64_t>& budgets,
+                           const std::vector<std::string>& boards) {
   PartitionFit fit;
   std::vector<FragmentNeed> needs;
   for (std::size_t f = 0; f < partition.fragments.size(); ++f) {
@@ -15,7 +16,7 @@ PartitionFit partition_fit(const Extraction& extraction, const Partition& partit
     fit.fragment_bytes.push_back(bytes);
     needs.push_back({partition.fragments[f].name, partition.fragments[f].nodes, bytes});
   }
-  fit.misfit = memory_misfit(needs, budget_bytes, board);
+  fit.misfit = memory_misfit(needs, budgets, boards, budget_bytes, board);
   return fit;
 }
 

@@ -17,9 +17,11 @@ struct PartitionFit {
 };
 
 // Needs of `extraction`'s fragments (with or without weights) placed as `partition` places
-// them, against `budget_bytes` per node.
+// them, against `budgets[n]` on node n (named `boards[n]`; `budget_bytes` and `board` for
+// nodes past their end).
 PartitionFit partition_fit(const Extraction& extraction, const Partition& partition,
                            int frames_in_flight, std::int64_t budget_bytes,
-                           const std::string& board);
+                           const std::string& board, const std::vector<std::int64_t>& budgets = {},
+                           const std::vector<std::string>& boards = {});
 
 }  // namespace dpushard::split

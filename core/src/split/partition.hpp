@@ -27,17 +27,53 @@ struct Partition {
   std::vector<PlanAdjustment> adjustments;
 };
 
+// The boards a plan runs on (docs/splitting.md "Mixed boards"): node slot n's cost model
+// (its target's timing model; all the same for one target) and its speed relative to the
+// unit graph's cost model (the whole model's time there over its time on node n), which
+// the strategies' unit-level search scales unit times by. Empty: every node is the unit
+// graph's cost model at speed 1.
+struct NodeModels {
+  std::vector<const CostModel*> cost;  // per node slot
+  std::vector<double> speed;           // per node slot, > 0
+
+  bool empty() const { return cost.empty(); }
+  const CostModel& at(int node, const CostModel& fallback) const {
+    const auto n = static_cast<std::size_t>(node);
+    return n < cost.size() && cost[n] != nullptr ? *cost[n] : fallback;
+  }
+  double speed_of(int node) const {
+    const auto n = static_cast<std::size_t>(node);
+    return n < speed.size() ? speed[n] : 1.0;
+  }
+  // DPU cores of node `node`: the fragments it can run at once (its slots).
+  int cores_of(int node, const CostModel& fallback) const { return at(node, fallback).dpu_cores(); }
+  // The first `k` nodes (a hybrid's replica).
+  NodeModels first(int k) const;
+};
+
+// Each fragment's price on each of its nodes: prices[f][i] on partition.fragments[f].nodes[i].
+using FragmentPrices = std::vector<std::vector<CostModel::FragmentLoad>>;
+
 struct PartitionEstimate {
   PlanPrediction predicted;
   std::vector<double> fragment_seconds;  // compute per frame, naive penalties included
 };
 
 // Unit-level prediction for `partition` (see docs/splitting.md, "Cost model"). With
-// `fragment_loads` (one per fragment: the cost model's price of the extracted fragment,
-// naive penalties included, split over the board's engines), those replace the unit sums.
+// `fragment_loads` (per fragment and node: the node's cost model's price of the extracted
+// fragment, naive penalties included, split over the board's engines), those replace the
+// unit sums (divided by the node's speed). `nodes` gives each node its board (cores);
+// null or empty: every node is `cost`.
 PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
                            const CostModel& cost, bool output_fix,
-                           const std::vector<CostModel::FragmentLoad>* fragment_loads = nullptr);
+                           const FragmentPrices* fragment_loads = nullptr,
+                           const NodeModels* nodes = nullptr);
+
+// Every fragment of `extraction` priced on each of its nodes (fragment_load of the node's
+// cost model; one call per fragment and distinct cost model).
+struct Extraction;
+FragmentPrices price_fragments(const Extraction& extraction, const Partition& partition,
+                               const CostModel& cost, const NodeModels* nodes);
 
 // True when `fix`, produced in fragment `producer_fragment`, crosses a --no-output-fix
 // boundary without its fix (the naive split), given which fragment owns each unit.

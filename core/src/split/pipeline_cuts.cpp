@@ -85,8 +85,12 @@ std::vector<std::size_t> StageCosts::crossing(std::size_t k) const {
   return out;
 }
 
-std::vector<std::size_t> balance_stages(const StageCosts& costs, std::size_t max_stages) {
+std::vector<std::size_t> balance_stages(const StageCosts& costs, std::size_t max_stages,
+                                        const std::vector<double>& stage_scale) {
   const std::size_t n = costs.sequence().size();
+  auto scale = [&](std::size_t stage) {
+    return stage < stage_scale.size() ? stage_scale[stage] : 1.0;
+  };
   const std::size_t stages = std::min(max_stages, n);
   if (stages < 2) return {n - 1};
   // best[s][end]: the first s stages ending at `end`, compared lexicographically: the slowest
@@ -108,15 +112,18 @@ std::vector<std::size_t> balance_stages(const StageCosts& costs, std::size_t max
   };
   std::vector<std::vector<Cell>> best(stages + 1, std::vector<Cell>(n));
   costs.scan(0, [&](std::size_t end, const StageCost& c) {
-    best[1][end] = {std::max({c.compute, c.receive, c.send}), c.compute, c.compute + c.send, 0};
+    const double compute = c.compute * scale(0);
+    best[1][end] = {std::max({compute, c.receive, c.send}), compute, compute + c.send, 0};
   });
   for (std::size_t s = 2; s <= stages; ++s)
     for (std::size_t begin = s - 1; begin < n; ++begin) {
       const Cell prev = best[s - 1][begin - 1];
       if (!std::isfinite(prev.bottleneck)) continue;
+      const double k = scale(s - 1);
       costs.scan(begin, [&](std::size_t end, const StageCost& c) {
-        const Cell next{std::max({prev.bottleneck, c.compute, c.receive, c.send}),
-                        std::max(prev.slowest_stage, c.compute), prev.total + c.compute + c.send,
+        const double compute = c.compute * k;
+        const Cell next{std::max({prev.bottleneck, compute, c.receive, c.send}),
+                        std::max(prev.slowest_stage, compute), prev.total + compute + c.send,
                         begin - 1};
         if (better(next, best[s][end])) best[s][end] = next;
       });

@@ -65,8 +65,10 @@ class StageCosts {
 // The contiguous stages (end position of each, ascending; the last is the sequence's end)
 // minimising, in order, the slowest stage or link, the slowest stage alone, and the sum of
 // compute and sends. `max_stages` stages (at most one unit each) unless fewer give a lower
-// bottleneck; never fewer than 2.
-std::vector<std::size_t> balance_stages(const StageCosts& costs, std::size_t max_stages);
+// bottleneck; never fewer than 2. `stage_scale[s]`, when given (one per stage slot), scales
+// stage s's compute (1 / its node's speed, docs/splitting.md "Mixed boards").
+std::vector<std::size_t> balance_stages(const StageCosts& costs, std::size_t max_stages,
+                                        const std::vector<double>& stage_scale = {});
 
 template <class Visit>
 void StageCosts::scan(std::size_t begin, Visit&& visit) const {

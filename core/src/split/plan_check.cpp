@@ -63,6 +63,20 @@ void check_plan(const Plan& plan) {
   if (plan.fragments.empty()) throw Error("fragments: empty");
   if (plan.memory.budget_bytes < 0 || plan.memory.frames_in_flight < 0)
     throw Error("memory: budget_bytes and frames_in_flight must be >= 0");
+  if (!plan.node_targets.empty()) {
+    if (plan.node_targets.size() != static_cast<std::size_t>(plan.nodes))
+      throw Error("node_targets: " + std::to_string(plan.node_targets.size()) + " targets for " +
+                  std::to_string(plan.nodes) + " nodes");
+    for (const auto& t : plan.node_targets)
+      if (t.empty()) throw Error("node_targets: an empty target name");
+  }
+  if (!plan.memory.node_budget_bytes.empty()) {
+    if (plan.memory.node_budget_bytes.size() != static_cast<std::size_t>(plan.nodes) ||
+        plan.node_targets.size() != static_cast<std::size_t>(plan.nodes))
+      throw Error("memory.node_budget_bytes: one budget per node, with node_targets");
+    for (std::int64_t b : plan.memory.node_budget_bytes)
+      if (b < 0) throw Error("memory.node_budget_bytes: must be >= 0");
+  }
   if (plan.model_inputs.empty()) throw Error("model.inputs: empty");
   if (plan.model_outputs.empty()) throw Error("model.outputs: empty");
   if (plan.strategy == "hybrid") check_hybrid(plan);

@@ -20,7 +20,14 @@ std::string memory_text(std::int64_t bytes) {
 
 std::optional<std::string> memory_misfit(const std::vector<FragmentNeed>& fragments,
                                          std::int64_t budget_bytes, const std::string& board) {
-  if (budget_bytes <= 0) return std::nullopt;
+  return memory_misfit(fragments, {}, {}, budget_bytes, board);
+}
+
+std::optional<std::string> memory_misfit(const std::vector<FragmentNeed>& fragments,
+                                         const std::vector<std::int64_t>& budgets,
+                                         const std::vector<std::string>& boards,
+                                         std::int64_t default_bytes,
+                                         const std::string& default_board) {
   std::map<int, std::vector<const FragmentNeed*>> on_node;
   for (const auto& f : fragments)
     for (int n : f.nodes) on_node[n].push_back(&f);
@@ -31,7 +38,10 @@ std::optional<std::string> memory_misfit(const std::vector<FragmentNeed>& fragme
       total += f->bytes;
       if (largest == nullptr || f->bytes > largest->bytes) largest = f;
     }
-    if (total <= budget_bytes) continue;
+    const auto at = static_cast<std::size_t>(node);
+    const std::int64_t budget_bytes = at < budgets.size() ? budgets[at] : default_bytes;
+    const std::string& board = at < boards.size() ? boards[at] : default_board;
+    if (budget_bytes <= 0 || total <= budget_bytes) continue;
     const std::string budget =
         "node " + std::to_string(node) + " (" + board + ") has " + memory_text(budget_bytes);
     if (held.size() == 1)
@@ -47,10 +57,11 @@ std::optional<std::string> memory_misfit(const std::vector<FragmentNeed>& fragme
 }
 
 std::optional<std::string> memory_misfit(const Plan& plan) {
-  if (plan.memory.budget_bytes <= 0) return std::nullopt;
+  if (plan.memory.budget_bytes <= 0 && plan.memory.node_budget_bytes.empty()) return std::nullopt;
   std::vector<FragmentNeed> needs;
   for (const auto& f : plan.fragments) needs.push_back({f.name, f.nodes, f.cost.memory_bytes});
-  return memory_misfit(needs, plan.memory.budget_bytes, plan.memory.board);
+  return memory_misfit(needs, plan.memory.node_budget_bytes, plan.node_targets,
+                       plan.memory.budget_bytes, plan.memory.board);
 }
 
 }  // namespace dpushard

@@ -183,6 +183,8 @@ std::string plan_to_yaml(const Plan& plan) {
   if (plan.max_latency_ms > 0)
     out << YAML::Key << "max_latency_ms" << YAML::Value << number(plan.max_latency_ms);
   out << YAML::Key << "nodes" << YAML::Value << plan.nodes;
+  if (!plan.node_targets.empty())
+    out << YAML::Key << "node_targets" << YAML::Value << YAML::Flow << plan.node_targets;
   out << YAML::Key << "output_fix" << YAML::Value << plan.output_fix;
   out << YAML::Key << "link_gbps" << YAML::Value << number(plan.link_gbps);
   out << YAML::Key << "cost_model" << YAML::Value << YAML::BeginMap;
@@ -197,6 +199,9 @@ std::string plan_to_yaml(const Plan& plan) {
     out << YAML::Key << "budget_bytes" << YAML::Value << plan.memory.budget_bytes;
     out << YAML::Key << "board" << YAML::Value << plan.memory.board;
     out << YAML::Key << "frames_in_flight" << YAML::Value << plan.memory.frames_in_flight;
+    if (!plan.memory.node_budget_bytes.empty())
+      out << YAML::Key << "node_budget_bytes" << YAML::Value << YAML::Flow
+          << plan.memory.node_budget_bytes;
     out << YAML::EndMap;
   }
   out << YAML::Key << "predicted" << YAML::Value << YAML::BeginMap;
@@ -311,10 +316,11 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
     throw Error("plan " + origin + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
   const Reader r(origin);
-  r.only(root, {"version",    "model",          "strategy",  "hybrid",     "requested_strategy",
-                "objective",  "max_latency_ms", "nodes",     "output_fix", "link_gbps",
-                "cost_model", "oracle",         "structure", "memory",     "predicted",
-                "candidates", "slots",          "fragments", "edges",      "adjustments"},
+  r.only(root, {"version",      "model",          "strategy", "hybrid",     "requested_strategy",
+                "objective",    "max_latency_ms", "nodes",    "output_fix", "link_gbps",
+                "node_targets", "cost_model",     "oracle",   "structure",  "memory",
+                "predicted",    "candidates",     "slots",    "fragments",  "edges",
+                "adjustments"},
          "(top)");
   Plan plan;
   plan.version = r.get<int>(root, "version", "(top)");
@@ -336,6 +342,8 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
   plan.objective = r.get<std::string>(root, "objective", "(top)");
   if (root["max_latency_ms"]) plan.max_latency_ms = r.get<double>(root, "max_latency_ms", "(top)");
   plan.nodes = r.get<int>(root, "nodes", "(top)");
+  if (root["node_targets"])
+    plan.node_targets = r.get<std::vector<std::string>>(root, "node_targets", "(top)");
   plan.output_fix = r.get<bool>(root, "output_fix", "(top)");
   plan.link_gbps = r.get<double>(root, "link_gbps", "(top)");
   const YAML::Node cost = r.need(root, "cost_model", "(top)");
@@ -345,10 +353,13 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
   plan.structure = r.get<std::string>(root, "structure", "(top)");
   if (root["memory"]) {
     const YAML::Node memory = r.need(root, "memory", "(top)");
-    r.only(memory, {"budget_bytes", "board", "frames_in_flight"}, "memory");
+    r.only(memory, {"budget_bytes", "board", "frames_in_flight", "node_budget_bytes"}, "memory");
     plan.memory.budget_bytes = r.get<std::int64_t>(memory, "budget_bytes", "memory");
     plan.memory.board = r.get<std::string>(memory, "board", "memory");
     plan.memory.frames_in_flight = r.get<int>(memory, "frames_in_flight", "memory");
+    if (memory["node_budget_bytes"])
+      plan.memory.node_budget_bytes =
+          r.get<std::vector<std::int64_t>>(memory, "node_budget_bytes", "memory");
   }
   plan.predicted = r.prediction(r.need(root, "predicted", "(top)"), "predicted");
   const YAML::Node cands = r.seq(root, "candidates", "(top)", false);

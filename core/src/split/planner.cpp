@@ -1,6 +1,7 @@
 // split_model: choose the strategy, extract the fragments, assemble the plan.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -35,12 +36,44 @@ std::vector<std::string> layout_cuts(const Graph& model, const std::vector<std::
   return out;
 }
 
-// The cost model's price of every extracted fragment (models that price fragments only).
-std::vector<CostModel::FragmentLoad> fragment_prices(const CostModel& cost,
-                                                     const split::Extraction& ex) {
-  std::vector<CostModel::FragmentLoad> prices;
-  for (const auto& f : ex.fragments) prices.push_back(cost.fragment_load(f.graph));
-  return prices;
+// Each node's board: its cost model and its speed relative to `cost` (the whole model's
+// time on `cost` over its time on the node's, one frame at a time).
+split::NodeModels node_models(const split::UnitGraph& units, const CostModel& cost,
+                              const SplitOptions& options) {
+  split::NodeModels models;
+  if (!options.node_cost_models.empty() &&
+      options.node_cost_models.size() != static_cast<std::size_t>(options.nodes))
+    throw Error("split: " + std::to_string(options.node_cost_models.size()) + " node targets for " +
+                std::to_string(options.nodes) + " nodes");
+  bool mixed = false;
+  for (int n = 0; n < options.nodes; ++n) {
+    const auto i = static_cast<std::size_t>(n);
+    const CostModel* c = i < options.node_cost_models.size() && options.node_cost_models[i]
+                             ? options.node_cost_models[i]
+                             : &cost;
+    mixed = mixed || c != &cost;
+    models.cost.push_back(c);
+  }
+  models.speed.assign(models.cost.size(), 1.0);
+  if (!mixed) return models;
+  const split::Partition whole = split::whole_model(units, "replicate", {0});
+  const auto ex = split::extract(units, whole, options.output_fix, split::Weights::LeftOut);
+  auto seconds = [&](const CostModel& c) {
+    return c.prices_fragments() ? c.fragment_load(ex.fragments.front().graph).seconds
+                                : units.total_seconds() + c.fragment_overhead_seconds();
+  };
+  const double base = seconds(cost);
+  std::map<const CostModel*, double> speed;
+  for (std::size_t n = 0; n < models.cost.size(); ++n) {
+    const CostModel* c = models.cost[n];
+    if (c == &cost) continue;
+    if (!speed.count(c)) {
+      const double s = seconds(*c);
+      speed[c] = s > 0 && base > 0 ? base / s : 1.0;
+    }
+    models.speed[n] = speed[c];
+  }
+  return models;
 }
 
 // Milliseconds for messages: three decimals, as `split` prints them.
@@ -55,6 +88,13 @@ std::string format_ms(double ms) {
 SplitResult split_model(const Graph& model, const SplitOptions& options) {
   if (options.nodes < 1)
     throw Error("split: --nodes must be at least 1, got " + std::to_string(options.nodes));
+  if (!options.node_targets.empty() &&
+      options.node_targets.size() != static_cast<std::size_t>(options.nodes))
+    throw Error("split: " + std::to_string(options.node_targets.size()) + " node targets for " +
+                std::to_string(options.nodes) + " nodes");
+  if (!options.node_memory_budget_bytes.empty() &&
+      options.node_memory_budget_bytes.size() != options.node_targets.size())
+    throw Error("split: node memory budgets need one node target each");
   if (!(options.max_latency_ms >= 0))
     throw Error("split: --max-latency-ms must be a positive number of milliseconds");
   if (is_compiled(model))
@@ -99,12 +139,19 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   adjustments.insert(adjustments.end(), output_notes.begin(), output_notes.end());
 
   const split::UnitGraph units(*graph, oracle, cost);
+  const split::NodeModels models = node_models(units, cost, options);
+  split::NodeModels placement = models;  // the boards the strategies place fragments for
+  if (options.uniform_placement) {
+    placement.cost.assign(models.cost.size(), &cost);
+    placement.speed.assign(models.cost.size(), 1.0);
+  }
   const split::StrategyInput input{units,
                                    cost,
                                    options.nodes,
                                    options.objective,
                                    options.output_fix,
-                                   options.min_parallel_fraction};
+                                   options.min_parallel_fraction,
+                                   placement};
 
   std::vector<std::size_t> cut_positions;
   for (const auto& name : options.cuts)
@@ -116,7 +163,13 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   std::vector<PlanCandidate> candidates;
   std::vector<std::optional<Partition>> partitions;
   std::vector<std::string> misfits;  // per candidate: why it does not fit its nodes' memory
-  const bool budgeted = options.memory_budget_bytes > 0;
+  const bool budgeted =
+      options.memory_budget_bytes > 0 ||
+      std::any_of(options.node_memory_budget_bytes.begin(), options.node_memory_budget_bytes.end(),
+                  [](std::int64_t b) { return b > 0; });
+  const bool priced = cost.prices_fragments() ||
+                      std::any_of(models.cost.begin(), models.cost.end(),
+                                  [](const CostModel* c) { return c->prices_fragments(); });
   auto consider = [&](const std::string& name, std::optional<Partition> p, const std::string& why,
                       const std::string& inner = "", int replicas = 0) {
     PlanCandidate c;
@@ -124,17 +177,20 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
     c.inner_strategy = inner;
     c.replicas = replicas;
     std::string misfit;
-    if (p && (cost.prices_fragments() || budgeted)) {
+    if (p && (priced || budgeted)) {
       const auto ex = split::extract(units, *p, options.output_fix, split::Weights::LeftOut);
       if (budgeted)
         misfit = split::partition_fit(ex, *p, options.frames_in_flight, options.memory_budget_bytes,
-                                      options.memory_board)
+                                      options.memory_board, options.node_memory_budget_bytes,
+                                      options.node_targets)
                      .misfit.value_or("");
-      if (cost.prices_fragments()) {
-        const auto prices = fragment_prices(cost, ex);
-        c.predicted = split::estimate(units, *p, cost, options.output_fix, &prices).predicted;
+      if (priced) {
+        const auto prices = split::price_fragments(ex, *p, cost, &models);
+        c.predicted =
+            split::estimate(units, *p, cost, options.output_fix, &prices, &models).predicted;
       } else {
-        c.predicted = split::estimate(units, *p, cost, options.output_fix).predicted;
+        c.predicted =
+            split::estimate(units, *p, cost, options.output_fix, nullptr, &models).predicted;
       }
       if (!misfit.empty()) {  // proposed only when it fits
         c = PlanCandidate{};
@@ -145,7 +201,8 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
         p.reset();
       }
     } else if (p) {
-      c.predicted = split::estimate(units, *p, cost, options.output_fix).predicted;
+      c.predicted =
+          split::estimate(units, *p, cost, options.output_fix, nullptr, &models).predicted;
     } else {
       c.note = why;
     }
@@ -293,10 +350,10 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
     partition.strategy = requested;  // one node: every strategy is the whole model
 
   auto extraction = split::extract(units, partition, options.output_fix);
-  std::vector<CostModel::FragmentLoad> prices;
-  if (cost.prices_fragments()) prices = fragment_prices(cost, extraction);
+  split::FragmentPrices prices;
+  if (priced) prices = split::price_fragments(extraction, partition, cost, &models);
   const auto est = split::estimate(units, partition, cost, options.output_fix,
-                                   cost.prices_fragments() ? &prices : nullptr);
+                                   priced ? &prices : nullptr, &models);
   adjustments.insert(adjustments.end(), extraction.adjustments.begin(),
                      extraction.adjustments.end());
 
@@ -316,6 +373,7 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   plan.objective = std::string(objective_name(options.objective));
   plan.max_latency_ms = bound > 0 ? bound : 0;
   plan.nodes = options.nodes;
+  plan.node_targets = options.node_targets;
   plan.output_fix = options.output_fix;
   plan.cost_parameters = cost.parameters();
   const auto link = plan.cost_parameters.find("link_gbps");
@@ -323,8 +381,14 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   plan.cost_model = cost.name();
   plan.oracle = oracle.name() + " (" + oracle.origin() + ")";
   plan.structure = partition.structure;
-  if (budgeted)
-    plan.memory = {options.memory_budget_bytes, options.memory_board, options.frames_in_flight};
+  if (budgeted) {
+    plan.memory = {options.memory_budget_bytes, options.memory_board, options.frames_in_flight, {}};
+    if (!options.node_memory_budget_bytes.empty()) {
+      plan.memory.node_budget_bytes = options.node_memory_budget_bytes;
+      for (std::int64_t& b : plan.memory.node_budget_bytes)
+        if (b <= 0) b = options.memory_budget_bytes;
+    }
+  }
   plan.predicted = est.predicted;
   plan.candidates = candidates;
   plan.edges = extraction.edges;

@@ -17,7 +17,20 @@ struct StrategyInput {
   Objective objective = Objective::Latency;
   bool output_fix = true;
   double min_parallel_fraction = 0.05;
+  // Each node's board (mixed boards); empty: every node is `cost`'s.
+  NodeModels models = {};
+
+  const NodeModels* node_models() const { return models.empty() ? nullptr : &models; }
+  // Fragments node `node` runs at once (its DPU cores).
+  int cores_of(int node) const { return models.empty() ? 1 : models.cores_of(node, cost); }
+  double speed_of(int node) const { return models.speed_of(node); }
 };
+
+// Node slots for strategies that give each fragment one node: node n appears once per DPU
+// core it has (consecutively), so a 3-core ZCU102 can run three fragments at once. One
+// single-core board per node (and no node models): the nodes themselves. `order` lists
+// the nodes in the order their slots come.
+std::vector<int> node_slots(const StrategyInput& in, const std::vector<int>& order);
 
 // Every node runs the whole model (data parallel).
 Partition plan_replicate(const StrategyInput& in);

@@ -81,24 +81,42 @@ std::optional<Partition> plan_experts(const StrategyInput& in, std::string& why_
   });
 
   const int n = in.nodes;
+  // Branches go to node slots (one per DPU core: a 3-core board runs three expert fragments
+  // at once), each slot's load counted at its node's speed.
+  std::vector<int> listed(static_cast<std::size_t>(n));
+  std::iota(listed.begin(), listed.end(), 0);
+  const std::vector<int> slots = node_slots(in, listed);
+  const std::size_t ns = slots.size();
+  std::vector<std::size_t> first_slot(static_cast<std::size_t>(n), 0);
+  for (std::size_t k = ns; k-- > 0;) first_slot[static_cast<std::size_t>(slots[k])] = k;
+  bool uniform = true;  // every node at speed 1: LPT exactly as for one kind of board
+  for (int node = 0; node < n; ++node) uniform = uniform && in.speed_of(node) == 1.0;
   std::optional<Partition> best;
   PlanPrediction best_prediction;
   for (int s = 0; s < n; ++s) {
     if (stem.empty() && s > 0) break;
     for (int t = 0; t < n; ++t) {
       if (tail.empty() && t > 0) break;
-      // LPT: the largest branch first, each to the least loaded node. For throughput the
-      // stem and tail count as load on their nodes; for latency they run before and after
-      // the branches, so only the branches are balanced.
-      std::vector<double> load(static_cast<std::size_t>(n), 0.0);
+      // LPT: the largest branch first, each to the slot where it would finish first (its
+      // node's speed). For throughput the stem and tail count as load on their nodes; for
+      // latency they run before and after the branches, so only the branches are balanced.
+      std::vector<double> load(ns, 0.0);
       if (in.objective == Objective::Throughput) {
-        load[static_cast<std::size_t>(s)] += stem_seconds;
-        load[static_cast<std::size_t>(t)] += tail_seconds;
+        load[first_slot[static_cast<std::size_t>(s)]] += stem_seconds;
+        load[first_slot[static_cast<std::size_t>(t)]] += tail_seconds;
       }
-      std::vector<std::vector<std::size_t>> held(static_cast<std::size_t>(n));
+      std::vector<std::vector<std::size_t>> held(ns);
       for (std::size_t b : by_cost) {
-        const auto k =
-            static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+        std::size_t k = 0;
+        double soonest = 0;
+        for (std::size_t j = 0; j < ns; ++j) {
+          const double done =
+              uniform ? load[j] : (load[j] + fj.branch_seconds[b]) / in.speed_of(slots[j]);
+          if (j == 0 || done < soonest) {
+            soonest = done;
+            k = j;
+          }
+        }
         load[k] += fj.branch_seconds[b];
         held[k].push_back(b);
       }
@@ -106,11 +124,11 @@ std::optional<Partition> plan_experts(const StrategyInput& in, std::string& why_
       p.strategy = "experts";
       p.structure = describe(graph, fj);
       if (!stem.empty()) p.fragments.push_back({"stem", "stem", stem, {s}, {}});
-      for (int k = 0; k < n; ++k) {
-        auto& mine = held[static_cast<std::size_t>(k)];
+      for (std::size_t k = 0; k < ns; ++k) {
+        auto& mine = held[k];
         if (mine.empty()) continue;
         std::sort(mine.begin(), mine.end());
-        FragmentPart part{"experts" + std::to_string(k), "experts", {}, {k}, {}};
+        FragmentPart part{"experts" + std::to_string(k), "experts", {}, {slots[k]}, {}};
         for (std::size_t b : mine) {
           part.units.insert(part.units.end(), fj.branches[b].begin(), fj.branches[b].end());
           part.branches.push_back(branch_label(graph, fj.branches[b], fj.branch_seconds[b]));
@@ -121,7 +139,7 @@ std::optional<Partition> plan_experts(const StrategyInput& in, std::string& why_
       }
       if (!tail.empty()) p.fragments.push_back({"tail", "tail", tail, {t}, {}});
       // Stem and tail go where they move the fewest bytes; the objective breaks ties.
-      const auto est = estimate(graph, p, in.cost, in.output_fix);
+      const auto est = estimate(graph, p, in.cost, in.output_fix, nullptr, in.node_models());
       const auto& a = est.predicted;
       const auto& b = best_prediction;
       const bool fewer_bytes = best && a.wire_bytes_per_frame < b.wire_bytes_per_frame;
@@ -132,11 +150,13 @@ std::optional<Partition> plan_experts(const StrategyInput& in, std::string& why_
       }
     }
   }
-  if (fj.branches.size() < static_cast<std::size_t>(n))
+  if (fj.branches.size() < ns)
     best->adjustments.push_back(
         {"idle_nodes", "", "",
-         std::to_string(fj.branches.size()) + " branches on " + std::to_string(n) +
-             " nodes: nodes without a branch hold only the stem or tail, or stay idle"});
+         std::to_string(fj.branches.size()) + " branches on " + std::to_string(n) + " nodes" +
+             (ns != static_cast<std::size_t>(n) ? " (" + std::to_string(ns) + " DPU cores)"
+                                                : std::string()) +
+             ": nodes without a branch hold only the stem or tail, or stay idle"});
   return best;
 }
 

@@ -21,8 +21,10 @@ std::string thousands(std::int64_t v) {
 }
 
 // Stages ending at `ends` (positions in the sequence, the last one its end).
+// Stage s runs on node slots[s] (slots as in node_slots; empty: node s).
 Partition stages_of(const UnitGraph& graph, const StageCosts& costs,
-                    const std::vector<std::size_t>& ends, const std::string& order_name) {
+                    const std::vector<std::size_t>& ends, const std::string& order_name,
+                    const std::vector<int>& slots = {}) {
   const auto& seq = costs.sequence();
   const auto& ops = graph.graph().ops();
   Partition p;
@@ -32,7 +34,7 @@ Partition stages_of(const UnitGraph& graph, const StageCosts& costs,
     FragmentPart part;
     part.name = "stage" + std::to_string(s);
     part.role = "stage";
-    part.nodes = {static_cast<int>(s)};
+    part.nodes = {s < slots.size() ? slots[s] : static_cast<int>(s)};
     for (std::size_t i = begin; i <= ends[s]; ++i) part.units.push_back(seq[i]);
     begin = ends[s] + 1;
     p.fragments.push_back(std::move(part));
@@ -55,14 +57,46 @@ Partition stages_of(const UnitGraph& graph, const StageCosts& costs,
 // weights) for a cost model that prices whole fragments (subgraph launches, host work),
 // else on the units.
 PlanPrediction predicted(const StrategyInput& in, const Partition& p) {
-  if (!in.cost.prices_fragments()) return estimate(in.graph, p, in.cost, in.output_fix).predicted;
+  if (!in.cost.prices_fragments())
+    return estimate(in.graph, p, in.cost, in.output_fix, nullptr, in.node_models()).predicted;
   const Extraction ex = extract(in.graph, p, in.output_fix, Weights::LeftOut);
-  std::vector<CostModel::FragmentLoad> prices;
-  for (const auto& f : ex.fragments) prices.push_back(in.cost.fragment_load(f.graph));
-  return estimate(in.graph, p, in.cost, in.output_fix, &prices).predicted;
+  const FragmentPrices prices = price_fragments(ex, p, in.cost, in.node_models());
+  return estimate(in.graph, p, in.cost, in.output_fix, &prices, in.node_models()).predicted;
+}
+
+// The orders of the nodes whose slots a pipeline's stages fill: the nodes as listed and,
+// with boards of different capacity (speed x DPU cores), fastest first and slowest first.
+std::vector<std::vector<int>> node_orders(const StrategyInput& in) {
+  std::vector<int> listed(static_cast<std::size_t>(in.nodes));
+  for (int n = 0; n < in.nodes; ++n) listed[static_cast<std::size_t>(n)] = n;
+  std::vector<std::vector<int>> orders = {listed};
+  auto capacity = [&](int n) { return in.speed_of(n) * in.cores_of(n); };
+  std::vector<int> fast = listed;
+  std::stable_sort(fast.begin(), fast.end(),
+                   [&](int a, int b) { return capacity(a) > capacity(b); });
+  std::vector<int> slow = listed;
+  std::stable_sort(slow.begin(), slow.end(),
+                   [&](int a, int b) { return capacity(a) < capacity(b); });
+  for (const auto& o : {fast, slow})
+    if (std::find(orders.begin(), orders.end(), o) == orders.end()) orders.push_back(o);
+  return orders;
+}
+
+// 1 / speed of each slot's node.
+std::vector<double> slot_scale(const StrategyInput& in, const std::vector<int>& slots) {
+  std::vector<double> scale;
+  for (int n : slots) scale.push_back(1.0 / in.speed_of(n));
+  return scale;
 }
 
 }  // namespace
+
+std::vector<int> node_slots(const StrategyInput& in, const std::vector<int>& order) {
+  std::vector<int> slots;
+  for (int n : order)
+    for (int c = 0; c < std::max(1, in.cores_of(n)); ++c) slots.push_back(n);
+  return slots;
+}
 
 std::size_t pipeline_cut_for(const UnitGraph& graph, const std::string& op_name,
                              std::vector<PlanAdjustment>& adjustments) {
@@ -118,31 +152,56 @@ std::optional<Partition> plan_pipeline(const StrategyInput& in,
     return std::nullopt;
   }
   const auto nodes = static_cast<std::size_t>(in.nodes);
+  const auto orders = node_orders(in);
 
   Partition p;
   if (!requested.empty()) {
     std::vector<std::size_t> ends = requested;
     std::sort(ends.begin(), ends.end());
     ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
-    if (ends.size() + 1 > nodes)
+    const auto slots = node_slots(in, orders.front());
+    if (ends.size() + 1 > slots.size())
       throw Error("split: --cuts: " + std::to_string(ends.size()) + " cuts make " +
                   std::to_string(ends.size() + 1) + " stages, more than the " +
-                  std::to_string(in.nodes) + " nodes");
+                  std::to_string(in.nodes) + " nodes" +
+                  (slots.size() != nodes ? " (" + std::to_string(slots.size()) + " DPU cores)"
+                                         : std::string()));
     ends.push_back(file_order.sequence().size() - 1);
-    p = stages_of(graph, file_order, ends, "file");
+    p = stages_of(graph, file_order, ends, "file", slots);
   } else {
-    // Balance over each order; the better prediction for the objective, priced as the
-    // planner prices candidates, wins (file order on ties: its cuts follow the model).
+    // Balance over each order of the units and of the nodes' slots; the better prediction
+    // for the objective, priced as the planner prices candidates, wins (the file order and
+    // the nodes as listed on ties: its cuts follow the model).
     const StageCosts by_start(graph, in.cost, in.output_fix,
                               owned_units(graph, earliest_start_order(graph)));
-    p = stages_of(graph, file_order, balance_stages(file_order, nodes), "file");
-    PlanPrediction best = predicted(in, p);
-    if (by_start.sequence() != file_order.sequence()) {
-      Partition q = stages_of(graph, by_start, balance_stages(by_start, nodes), "earliest-start");
-      if (better_prediction(predicted(in, q), best, in.objective)) p = std::move(q);
+    bool first = true;
+    PlanPrediction best;
+    for (const auto& order : orders) {
+      const auto slots = node_slots(in, order);
+      const auto scale = slot_scale(in, slots);
+      Partition q = stages_of(graph, file_order, balance_stages(file_order, slots.size(), scale),
+                              "file", slots);
+      PlanPrediction pq = predicted(in, q);
+      if (first || better_prediction(pq, best, in.objective)) {
+        p = std::move(q);
+        best = pq;
+        first = false;
+      }
+      if (by_start.sequence() != file_order.sequence()) {
+        Partition r = stages_of(graph, by_start, balance_stages(by_start, slots.size(), scale),
+                                "earliest-start", slots);
+        const PlanPrediction pr = predicted(in, r);
+        if (better_prediction(pr, best, in.objective)) {
+          p = std::move(r);
+          best = pr;
+        }
+      }
     }
   }
-  if (p.fragments.size() < nodes) {
+  std::size_t slot_count = 0;
+  for (int n = 0; n < in.nodes; ++n)
+    slot_count += static_cast<std::size_t>(std::max(1, in.cores_of(n)));
+  if (p.fragments.size() < slot_count) {
     const bool all_units = p.fragments.size() == file_order.sequence().size();
     p.adjustments.push_back(
         {"fewer_stages", "", "",
