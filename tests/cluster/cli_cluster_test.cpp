@@ -204,9 +204,9 @@ TEST_F(CliCluster, MixedSimWorkersRunAtThePredictedRate) {
   const auto plan = json_of("split-mixed");
   EXPECT_EQ(plan["node_targets"], nlohmann::json(targets));
   const double predicted = plan["predicted"]["throughput_fps"].get<double>();
-  // The machine's other load only slows a run down: the better of two runs is measured.
+  // The machine's other load only slows a run down: the best of three runs is measured.
   double steady = 0;
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
     const std::string name = "run-mixed" + std::to_string(attempt);
     ASSERT_EQ(run_cli({"run", (dir_ / "mixed").string(), "--cluster", cluster, "--frames", "300",
                        "--inflight", "15", "--json"},
