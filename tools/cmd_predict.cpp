@@ -49,12 +49,12 @@ std::optional<std::int64_t> compiler_workload(const Graph& graph) {
 nlohmann::json op_json(const OpTiming& t) {
   nlohmann::json j = {{"op", t.op},
                       {"type", t.type},
-                      {"engine", engine_name(t.engine)},
+                      {"engine", device_name(t.engine)},
                       {"bound", bound_name(t.bound)},
                       {"ms", t.ms},
                       {"macs", t.macs},
                       {"bytes", t.bytes}};
-  if (t.engine == Engine::Dpu) {
+  if (t.engine == Device::Dpu) {
     j["cycles"] = t.cycles;
     j["padded_macs"] = t.padded_macs;
     j["compute_ms"] = t.compute_ms;
@@ -71,7 +71,7 @@ nlohmann::json prediction_json(const PredictArgs& a, const Graph& graph, const T
   nlohmann::json cpu_ops = nlohmann::json::array();
   for (const auto& t : p.ops) {
     ops.push_back(op_json(t));
-    if (t.engine == Engine::Cpu)
+    if (t.engine == Device::Cpu)
       cpu_ops.push_back({{"op", t.op}, {"type", t.type}, {"ms", t.ms}, {"reason", t.cpu_reason}});
   }
   nlohmann::json j = {{"file", a.file},
@@ -132,12 +132,12 @@ void print_human(const PredictArgs& a, const Graph& graph, const Target& target,
     if (a.top > 0 && shown++ >= a.top) break;
     std::string name = t.op.size() > 44 ? "..." + t.op.substr(t.op.size() - 41) : t.op;
     std::fprintf(out, "  %-44s %-18s %-4s %12lld %10.4f %-8s\n", name.c_str(), t.type.c_str(),
-                 std::string(engine_name(t.engine)).c_str(), static_cast<long long>(t.cycles), t.ms,
+                 std::string(device_name(t.engine)).c_str(), static_cast<long long>(t.cycles), t.ms,
                  std::string(bound_name(t.bound)).c_str());
   }
   bool header = false;
   for (const auto& t : p.ops) {
-    if (t.engine != Engine::Cpu) continue;
+    if (t.engine != Device::Cpu) continue;
     if (!header) std::fprintf(out, "\n  on the CPU (%s):\n", target.cpu_name.c_str());
     header = true;
     std::fprintf(out, "  %-44s %10.4f ms  %s\n", t.op.c_str(), t.ms, t.cpu_reason.c_str());

@@ -72,43 +72,48 @@ TEST(ClusterConfig, ReadsTheEmulatedLink) {
   off.link_emulation = LinkEmulation::Off;
   EXPECT_FALSE(link_is_paced(off, {"sim"}));
   EXPECT_EQ(error_of(std::string("link_emulation: tc\n") + nodes),
-            "cluster.yaml:1: 'link_emulation' is 'tc' (known: auto, paced, off)");
+            "cluster.yaml:1:17: link_emulation: expected one of auto, paced, off, got 'tc'");
   EXPECT_EQ(error_of(std::string("link_latency_us: -3\n") + nodes),
-            "cluster.yaml:1: 'link_latency_us' must be in [0, 1e7]");
+            "cluster.yaml:1:18: link_latency_us: is -3, outside [0, 1e+07]");
 }
 
+// The one YAML error format (dpushard/yaml_reader.hpp): FILE:LINE:COL: path.to.key: message.
 TEST(ClusterConfig, ErrorsNameTheLine) {
   EXPECT_EQ(error_of("nodes:\n  - name: w0\n    address: 127.0.0.1:1\n    adress: x\n"),
-            "cluster.yaml:4: node 'w0': unknown key 'adress' (known: address, backend, name, "
+            "cluster.yaml:4:5: nodes[0].adress: unknown key (allowed: name, address, backend, "
             "target)");
-  EXPECT_EQ(error_of("nodes:\n  - name: w0\n"), "cluster.yaml:2: node 'w0': 'address' is missing");
+  EXPECT_EQ(error_of("nodes:\n  - name: w0\n"), "cluster.yaml:2:5: nodes[0].address: missing");
   EXPECT_EQ(error_of("nodes:\n  - name: w0\n    address: localhost\n"),
-            "cluster.yaml:3: node 'w0': address 'localhost' is not HOST:PORT");
+            "cluster.yaml:3:14: nodes[0].address: node 'w0': address 'localhost' is not HOST:PORT");
   EXPECT_EQ(error_of("nodes:\n  - name: w0\n    address: h:99999\n"),
-            "cluster.yaml:3: node 'w0': address 'h:99999' has no valid port");
+            "cluster.yaml:3:14: nodes[0].address: node 'w0': address 'h:99999' has no valid port");
   EXPECT_EQ(error_of("nodes:\n  - {name: w0, address: 'h:1'}\n  - {name: w0, address: 'h:2'}\n"),
-            "cluster.yaml:3: node 'w0' is listed twice");
+            "cluster.yaml:3:5: nodes[1]: node 'w0' is listed twice");
   EXPECT_EQ(error_of("nodes:\n  - {name: w0, address: 'h:1'}\n  - {name: w1, address: 'h:1'}\n"),
-            "cluster.yaml:3: node 'w1': address h:1 is already used by another node");
-  EXPECT_EQ(error_of("nodes:\n  - {name: w0, address: 'h:1', backend: gpu}\n"),
-            "cluster.yaml:2: node 'w0': unknown backend 'gpu' (known: cpu, ref, sim, vart)");
+            "cluster.yaml:3:5: nodes[1]: node 'w1': address h:1 is already used by another node");
+  EXPECT_EQ(
+      error_of("nodes:\n  - {name: w0, address: 'h:1', backend: gpu}\n"),
+      "cluster.yaml:2:41: nodes[0].backend: unknown backend 'gpu' (known: cpu, ref, sim, vart)");
   EXPECT_EQ(error_of("link_gbps: fast\nnodes:\n  - {name: w0, address: 'h:1'}\n"),
-            "cluster.yaml:1: 'link_gbps' must be a number");
+            "cluster.yaml:1:12: link_gbps: expected a number");
   EXPECT_EQ(error_of("link_gbps: -1\nnodes:\n  - {name: w0, address: 'h:1'}\n"),
-            "cluster.yaml:1: 'link_gbps' must be positive");
-  EXPECT_EQ(error_of("nodes: []\n"), "cluster.yaml:1: 'nodes' must be a non-empty list");
-  EXPECT_EQ(error_of("link_gbps: 1\n"), "cluster.yaml:1: 'nodes' is missing");
+            "cluster.yaml:1:12: link_gbps: must be positive");
+  EXPECT_EQ(error_of("nodes: []\n"), "cluster.yaml:1:8: nodes: expected a list of at least 1");
+  EXPECT_EQ(error_of("link_gbps: 1\n"), "cluster.yaml:1:1: nodes: missing");
   EXPECT_EQ(error_of("nodez: 1\n"),
-            "cluster.yaml:1: cluster: unknown key 'nodez' (known: link_emulation, link_gbps, "
-            "link_latency_us, nodes, token_file)");
+            "cluster.yaml:1:1: nodez: unknown key (allowed: nodes, link_gbps, link_latency_us, "
+            "link_emulation, token_file)");
   EXPECT_EQ(error_of("nodes:\n  - {name: 'w 0', address: 'h:1'}\n"),
-            "cluster.yaml:2: node 'w 0': a name may hold letters, digits, '-', '_' and '.' only");
+            "cluster.yaml:2:12: nodes[0].name: node 'w 0': a name may hold letters, digits, '-', "
+            "'_' and '.' only");
   EXPECT_NE(error_of("nodes: [\n").find("cluster.yaml:"), std::string::npos);
   // A complex key (found by fuzz_cluster_yaml: "? ? !") once escaped as a yaml-cpp exception.
-  EXPECT_EQ(error_of("? ? !\n"), "cluster.yaml:1: cluster: a key must be a plain name");
+  EXPECT_EQ(error_of("? ? !\n"), "cluster.yaml:1:3: (top): a key must be a plain name");
   const std::string missing = error_of(
       "token_file: no-such-token\nnodes:\n  - {name: w0, address: 'h:1'}\n", "/nonexistent");
-  EXPECT_EQ(missing.rfind("cluster.yaml:1: token file '/nonexistent/no-such-token'", 0), 0u)
+  EXPECT_EQ(
+      missing.rfind("cluster.yaml:1:13: token_file: token file '/nonexistent/no-such-token'", 0),
+      0u)
       << missing;
 }
 

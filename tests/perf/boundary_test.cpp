@@ -49,7 +49,7 @@ const OpTiming& timing(const Prediction& p, const std::string& op) {
 
 TEST(Boundary, FixedOutputKeepsEveryConvOnTheDpu) {
   const Prediction p = predict(two_convs(true), builtin_target("kv260"));
-  for (const auto& t : p.ops) EXPECT_EQ(t.engine, Engine::Dpu) << t.op;
+  for (const auto& t : p.ops) EXPECT_EQ(t.engine, Device::Dpu) << t.op;
   EXPECT_EQ(p.dpu_subgraphs, 1);
   EXPECT_EQ(p.cpu_subgraphs, 0);
 }
@@ -58,9 +58,9 @@ TEST(Boundary, UnfixedOutputMovesTheTrailingConvToTheCpu) {
   const Target t = builtin_target("kv260");
   const Prediction fixed = predict(two_convs(true), t);
   const Prediction naive = predict(two_convs(false), t);
-  EXPECT_EQ(timing(naive, "conv1").engine, Engine::Dpu);
+  EXPECT_EQ(timing(naive, "conv1").engine, Device::Dpu);
   const OpTiming& conv2 = timing(naive, "conv2");
-  EXPECT_EQ(conv2.engine, Engine::Cpu);
+  EXPECT_EQ(conv2.engine, Device::Cpu);
   EXPECT_NE(conv2.cpu_reason.find("fix"), std::string::npos) << conv2.cpu_reason;
   EXPECT_NEAR(conv2.ms, t.boundary_slowdown * timing(fixed, "conv2").ms, 1e-12);
   EXPECT_EQ(naive.cpu_subgraphs, 1);
@@ -85,10 +85,10 @@ TEST(Boundary, UnfixedOutputAfterAnAddMovesTheAddToTheCpu) {
   const Prediction with_fix = predict(fixed, t);
   const Prediction without = predict(naive, t);
   EXPECT_EQ(with_fix.cpu_subgraphs, 0);
-  EXPECT_EQ(timing(without, "conv1").engine, Engine::Dpu);
-  EXPECT_EQ(timing(without, "conv2").engine, Engine::Dpu);
+  EXPECT_EQ(timing(without, "conv1").engine, Device::Dpu);
+  EXPECT_EQ(timing(without, "conv2").engine, Device::Dpu);
   const OpTiming& add = timing(without, "add");
-  EXPECT_EQ(add.engine, Engine::Cpu);
+  EXPECT_EQ(add.engine, Device::Cpu);
   EXPECT_NE(add.cpu_reason.find("not produced by a fix op"), std::string::npos) << add.cpu_reason;
   EXPECT_GT(add.ms, timing(with_fix, "add").ms);
   EXPECT_EQ(without.cpu_subgraphs, 1);
@@ -114,7 +114,7 @@ TEST(Boundary, LayoutOpsOverAFixAreFixedOutputs) {
   const Value h = conv3x3(b, "conv", x, 16);
   b.flatten("flat", h, 1, -1);
   const Prediction p = predict(b.finish(), builtin_target("kv260"));
-  EXPECT_EQ(timing(p, "conv").engine, Engine::Dpu);
+  EXPECT_EQ(timing(p, "conv").engine, Device::Dpu);
 }
 
 TEST(Subgraphs, ACpuOpSplitsTheDpuWork) {
@@ -128,7 +128,7 @@ TEST(Subgraphs, ACpuOpSplitsTheDpuWork) {
   EXPECT_EQ(p.dpu_subgraphs, 2);
   EXPECT_EQ(p.cpu_subgraphs, 1);
   double dpu_ops = 0, cpu_ops = 0;
-  for (const auto& op : p.ops) (op.engine == Engine::Dpu ? dpu_ops : cpu_ops) += op.ms;
+  for (const auto& op : p.ops) (op.engine == Device::Dpu ? dpu_ops : cpu_ops) += op.ms;
   EXPECT_NEAR(p.dpu_ms, dpu_ops + 2 * t.per_subgraph_us / 1000, 1e-12);
   EXPECT_NEAR(p.cpu_ms, cpu_ops + 1 * t.per_subgraph_us / 1000, 1e-12);
   EXPECT_DOUBLE_EQ(p.latency_ms, p.dpu_ms + p.cpu_ms + p.host_ms);

@@ -29,7 +29,7 @@ TEST(MobileNetV2Fixture, PredictedWithinAPlausibleRange) {
   EXPECT_GT(p.fps, 150.0);
   EXPECT_LT(p.fps, 1500.0);
   EXPECT_EQ(p.dpu_subgraphs, 1);
-  for (const auto& t : p.ops) EXPECT_EQ(t.engine, Engine::Dpu) << t.op;  // as compiled
+  for (const auto& t : p.ops) EXPECT_EQ(t.engine, Device::Dpu) << t.op;  // as compiled
   EXPECT_GT(p.dpu_share, 0.95);
 }
 

@@ -160,7 +160,7 @@ TEST(SigmoidFamily, SigmoidOnTheCpuHardFormsOnTheDpu) {
     const Prediction p = predict(conv_then(type), t);
     EXPECT_EQ(p.cpu_subgraphs, 1) << type;
     bool on_cpu = false;
-    for (const auto& op : p.ops) on_cpu |= op.op == "act" && op.engine == Engine::Cpu;
+    for (const auto& op : p.ops) on_cpu |= op.op == "act" && op.engine == Device::Cpu;
     EXPECT_TRUE(on_cpu) << type;
   }
   for (const std::string type : {"hard-sigmoid", "hard-swish"}) {

@@ -114,7 +114,7 @@ TEST(OpCycles, DepthwiseRunsOnTheAluAtHalfThePixelParallelism) {
   EXPECT_EQ(t.macs, 8 * 8 * 32 * 9);
   // A conv2d whose group equals its channels is a depthwise conv too.
   const Prediction g = predict(one_conv({.ic = 32, .oc = 32, .k = 3, .group = 32}), kv260());
-  EXPECT_EQ(only_op(g).engine, Engine::Dpu);
+  EXPECT_EQ(only_op(g).engine, Device::Dpu);
   EXPECT_EQ(only_op(g).cycles, t.cycles);
 }
 
@@ -167,7 +167,7 @@ const OpTiming& find_op(const Prediction& p, const std::string& name) {
 void expect_cpu(const Graph& g, const std::string& op, const std::string& reason_part) {
   const Prediction p = predict(g, kv260());
   const OpTiming& t = find_op(p, op);
-  EXPECT_EQ(t.engine, Engine::Cpu) << op;
+  EXPECT_EQ(t.engine, Device::Cpu) << op;
   EXPECT_EQ(t.bound, Bound::Cpu) << op;
   EXPECT_NE(t.cpu_reason.find(reason_part), std::string::npos) << t.cpu_reason;
   EXPECT_GT(t.ms, 0.0);
@@ -193,7 +193,7 @@ TEST(CpuPlacement, LeakyReluOnlyWithAlphaPointOne) {
   b.leaky_relu("leaky01", x, 0.1, 4);
   const Graph g = b.finish();
   expect_cpu(g, "leaky02", "alpha");
-  EXPECT_EQ(find_op(predict(g, kv260()), "leaky01").engine, Engine::Dpu);
+  EXPECT_EQ(find_op(predict(g, kv260()), "leaky01").engine, Device::Dpu);
 }
 
 TEST(CpuPlacement, ConvLimits) {
@@ -203,10 +203,10 @@ TEST(CpuPlacement, ConvLimits) {
   // kw*kh*ceil(ic/16): 16*16*9 = 2304 > 2048; 16*16*8 = 2048 fits.
   expect_cpu(one_conv({.h = 16, .w = 16, .ic = 144, .k = 16}), "conv", "2304 > 2048");
   EXPECT_EQ(only_op(predict(one_conv({.h = 16, .w = 16, .ic = 128, .k = 16}), kv260())).engine,
-            Engine::Dpu);
+            Device::Dpu);
   expect_cpu(one_conv({.h = 1, .w = 1, .ic = 16, .oc = 4112}), "conv", "output channels 4112");
   EXPECT_EQ(only_op(predict(one_conv({.h = 1, .w = 1, .ic = 16, .oc = 4096}), kv260())).engine,
-            Engine::Dpu);
+            Device::Dpu);
 }
 
 TEST(CpuPlacement, CpuConvCostsItsFlopsAtTheA53GemmRate) {
@@ -244,10 +244,10 @@ TEST(TimeOp, PricesOneOpWhereAsked) {
   const Graph g = one_conv({.h = 16, .w = 16, .ic = 32, .oc = 32, .k = 3});
   const Target t = kv260();
   const auto dpu = time_op(g, g.op("conv"), t);
-  const auto cpu = time_op(g, g.op("conv"), t, Engine::Cpu);
+  const auto cpu = time_op(g, g.op("conv"), t, Device::Cpu);
   ASSERT_TRUE(dpu && cpu);
-  EXPECT_EQ(dpu->engine, Engine::Dpu);
-  EXPECT_EQ(cpu->engine, Engine::Cpu);
+  EXPECT_EQ(dpu->engine, Device::Dpu);
+  EXPECT_EQ(cpu->engine, Device::Cpu);
   EXPECT_GT(cpu->ms, 10 * dpu->ms);
   EXPECT_FALSE(time_op(g, g.op("conv_fix"), t).has_value());  // a fix costs nothing alone
   EXPECT_FALSE(time_op(g, g.op("w"), t).has_value());

@@ -317,13 +317,13 @@ TEST(TimingCost, UnfixedBoundaryShowsInPredict) {
   EXPECT_EQ(with_fix.cpu_ms, 0.0);
   int trailing = 0;
   for (const auto& t : without.ops) {
-    if (t.engine != Engine::Cpu) continue;
+    if (t.engine != Device::Cpu) continue;
     ++trailing;
     EXPECT_NE(t.cpu_reason.find("output not produced by a fix op"), std::string::npos);
     // A conv the DPU could run, priced at its DPU time times the boundary slowdown.
-    const auto on_dpu = time_op(without_graph, without_graph.op(t.op), kv260(), Engine::Dpu);
+    const auto on_dpu = time_op(without_graph, without_graph.op(t.op), kv260(), Device::Dpu);
     ASSERT_TRUE(on_dpu.has_value());
-    EXPECT_EQ(on_dpu->engine, Engine::Dpu);
+    EXPECT_EQ(on_dpu->engine, Device::Dpu);
     EXPECT_NEAR(t.ms, on_dpu->ms * kv260().boundary_slowdown, 1e-9 * t.ms);
   }
   EXPECT_EQ(trailing, 1) << "the trailing conv, and only it";

@@ -129,12 +129,14 @@ TEST(Oracle, BadFilesAreOneLineErrorsNamingTheField) {
       {replaced("  conv3x3_fix: dpu", "  conv3x3_fix: gpu"), "micro_models.conv3x3_fix"},
       {replaced("name: kv260-dpuczdx8g", "nam: x"), "nam"},
       {replaced("      kernel: [1, 16]", "      kernel: [16, 1]"), "ops.conv2d.limits.kernel"},
-      {"ops: [unclosed", "line"},
+      {"ops: [unclosed", "bad.yaml:1:1: not valid YAML"},
       {"name: x\nops: {}\n", "ops"},
   };
   for (const auto& [text, field] : cases) {
     const std::string msg = error_of(text);
     EXPECT_THAT(msg, HasSubstr("bad.yaml")) << field;
+    // The one YAML error format: "bad.yaml:LINE:COL: field...: message".
+    EXPECT_THAT(msg, ::testing::MatchesRegex("bad\\.yaml:[0-9]+:[0-9]+: .*")) << field;
     EXPECT_THAT(msg, HasSubstr(field));
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   }

@@ -42,7 +42,8 @@ struct ClusterConfig {
 // Whether a run on nodes running `backends` (as they report them) paces the link.
 bool link_is_paced(const ClusterConfig& cluster, const std::vector<std::string>& backends);
 
-// Reads cluster.yaml. Errors are one line "FILE:LINE: problem".
+// Reads cluster.yaml. Errors are one line "FILE:LINE:COL: path.to.key: problem"
+// (dpushard/yaml_reader.hpp).
 ClusterConfig read_cluster_config(const std::filesystem::path& path);
 ClusterConfig parse_cluster_config(const std::string& text, const std::string& origin,
                                    const std::filesystem::path& base_dir);

@@ -1,9 +1,9 @@
 #pragma once
 // The compiler oracle: where the DPU compiler (vai_c_xir for the KV260's DPUCZDX8G) places
 // each op of a fragment, and what a fragment boundary costs. The knowledge is data: a YAML
-// file (the shipped default, core/src/split/oracle/kv260.yaml, is compiled into the
-// binary) with per-op limits, boundary rules and the expected outcome of every micro-model.
-// See docs/splitting.md.
+// file (the shipped default, targets/dpu/dpuczdx8g.yaml, is compiled into the binary) with
+// the DPU's op rules (dpushard/dpu_rules.hpp, shared with the timing model), boundary rules
+// and the expected outcome of every micro-model. See docs/splitting.md.
 
 #include <cstdint>
 #include <filesystem>
@@ -14,12 +14,11 @@
 #include <utility>
 #include <vector>
 
+#include "dpushard/device.hpp"
+#include "dpushard/dpu_rules.hpp"
 #include "dpushard/graph.hpp"
 
 namespace dpushard {
-
-enum class Device { Dpu, Cpu };
-std::string_view device_name(Device device);  // "DPU", "CPU"
 
 // The outcome for a fragment, worst first: some op placed on the CPU; everything computing
 // on the DPU but the boundary costs something (a CPU op that only moves data, an output the
@@ -49,25 +48,12 @@ struct FragmentVerdict {
   std::map<std::string, Placement, std::less<>> placements;  // every computing op
 };
 
-// One op type's rule: its device, and limits whose violation sends it to the other device.
-struct OracleOpRule {
-  Device device = Device::Dpu;
-  std::optional<std::pair<std::int64_t, std::int64_t>> kernel;  // each of kh, kw in range
-  std::optional<std::pair<std::int64_t, std::int64_t>> stride;
-  std::optional<std::pair<std::int64_t, std::int64_t>> out_channels;
-  std::optional<std::int64_t> kernel_channel_budget;  // kw * kh * ceil(ic / 16)
-  std::vector<std::int64_t> groups;                   // allowed conv groups (empty: any)
-  bool square = false;                                // kernel must be square
-  std::vector<double> alphas;                         // allowed leaky-relu slopes
-  bool const_operand = false;  // a matmul runs on the DPU only as a conv (one const operand)
-  std::string source;          // where the fact comes from
-};
-
 class Oracle {
  public:
   // The shipped KV260 oracle.
   static const Oracle& builtin();
-  // Reads an oracle file; a bad file throws dpushard::Error naming the file and field.
+  // Reads an oracle file; a bad file throws dpushard::Error in the one YAML error format
+  // (dpushard/yaml_reader.hpp).
   static Oracle load(const std::filesystem::path& path);
   static Oracle parse(const std::string& yaml_text, const std::string& origin);
 
@@ -89,7 +75,7 @@ class Oracle {
   const std::map<std::string, Verdict, std::less<>>& expectations() const { return expected_; }
 
   // The file's parts, as read (for `dpushard oracle learn` and `oracle diff`).
-  const std::map<std::string, OracleOpRule, std::less<>>& rules() const { return rules_; }
+  const std::map<std::string, DpuOpRule, std::less<>>& rules() const { return rules_; }
   Device unknown_device() const { return unknown_device_; }
   const std::map<std::string, std::string, std::less<>>& boundary_sources() const {
     return boundary_sources_;
@@ -100,12 +86,13 @@ class Oracle {
 
  private:
   Oracle() = default;
+  static Oracle read(const yaml::Document& doc, Oracle oracle);  // oracle_yaml.cpp
 
   std::string name_;
   std::string origin_;
   std::string text_;
-  std::map<std::string, OracleOpRule, std::less<>> rules_;  // by op type
-  Device unknown_device_ = Device::Cpu;                     // op types the file does not list
+  std::map<std::string, DpuOpRule, std::less<>> rules_;  // by op type
+  Device unknown_device_ = Device::Cpu;                  // op types the file does not list
   std::map<std::string, std::string, std::less<>> boundary_sources_;  // rule -> source
   std::map<std::string, Verdict, std::less<>> expected_;
   std::map<std::string, std::string, std::less<>> provenance_;

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dpushard/device.hpp"
 #include "dpushard/graph.hpp"
 
 namespace dpushard {
@@ -62,7 +63,8 @@ struct Target {
   double cpu_normalization_gflops = 0;   // layernorm
   double boundary_slowdown = 0;          // trailing convs moved to the CPU by a fix-less output
 
-  // DPU limits (UG1414 / VITIS_AI.md section 4); ops beyond them run on the CPU.
+  // DPU limits, derived from the DPU's op rules (dpushard/dpu_rules.hpp, the shipped
+  // targets/dpu/dpuczdx8g.yaml), not read from the target file; ops beyond them run on the CPU.
   std::int64_t kernel_min = 0, kernel_max = 0;
   std::int64_t stride_min = 0, stride_max = 0;
   std::int64_t max_kernel_icgroups = 0;  // kw * kh * ceil(ic / ICP)
@@ -75,8 +77,8 @@ struct Target {
   }
 };
 
-// Parses a target YAML document. Errors are one line naming `origin` and the field
-// ("kv260.yaml: field 'dpu.clock_mhz' is missing").
+// Parses a target YAML document with the one YAML reader: errors are one line,
+// "kv260.yaml:8:1: dpu.clock_mhz: missing" (dpushard/yaml_reader.hpp).
 Target parse_target(std::string_view yaml_text, const std::string& origin);
 Target load_target(const std::filesystem::path& path);
 // Targets compiled into the binary ("kv260"), so no source tree is needed at run time.
@@ -86,18 +88,16 @@ Target builtin_target(std::string_view name);
 // A built-in name or, when it names an existing file, that YAML file.
 Target resolve_target(std::string_view name_or_file);
 
-enum class Engine { Dpu, Cpu };  // where an op runs
 enum class Bound { Compute, Memory, Cpu };
 
-std::string_view engine_name(Engine e);  // "DPU", "CPU"
-std::string_view bound_name(Bound b);    // "compute", "memory", "cpu"
+std::string_view bound_name(Bound b);  // "compute", "memory", "cpu"
 
 // One op that costs time. Ops that cost nothing on their own (fix, data, const, layout
 // ops, nonlinears fused into their producer) do not appear.
 struct OpTiming {
   std::string op;
   std::string type;
-  Engine engine = Engine::Dpu;
+  Device engine = Device::Dpu;   // where the op runs
   std::string cpu_reason;        // why the compiler would put it on the CPU
   std::int64_t macs = 0;         // useful multiply-accumulates (or element ops)
   std::int64_t padded_macs = 0;  // MAC slots the engine spends, padding included
@@ -165,7 +165,7 @@ double predict_fragment_ms(const Graph& fragment, const Target& target,
 // overheads are not included. A CPU op is priced at its class's float rate; the
 // boundary penalty is a fragment-level rule applied by predict().
 std::optional<OpTiming> time_op(const Graph& graph, const Op& op, const Target& target,
-                                std::optional<Engine> engine = std::nullopt);
+                                std::optional<Device> engine = std::nullopt);
 
 // The calibration procedure (docs/perf.md): the compute_efficiency that makes `graph`
 // run at `fps` on `target` (all other fields kept). Throws when no efficiency in (0, 1]

@@ -13,5 +13,7 @@ struct BuiltinTarget {
 };
 
 std::span<const BuiltinTarget> builtin_targets();
+// The DPUCZDX8G oracle file (targets/dpu/dpuczdx8g.yaml): the DPU's op rules.
+std::string_view builtin_oracle_text();
 
 }  // namespace dpushard::perf

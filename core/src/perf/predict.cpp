@@ -34,7 +34,7 @@ OpTiming base_timing(const Op& op, const OpShape& s) {
 
 // Compute and memory time on the DPU; ms = the larger of the two.
 void time_on_dpu(const OpShape& s, const Target& target, OpTiming& t) {
-  t.engine = Engine::Dpu;
+  t.engine = Device::Dpu;
   t.cycles = perf::dpu_cycles(s, target);
   t.padded_macs = perf::padded_work(s, target);
   const double cycles_per_ms = target.clock_mhz * 1e3 * target.compute_efficiency;
@@ -47,7 +47,7 @@ void time_on_dpu(const OpShape& s, const Target& target, OpTiming& t) {
 
 // Float operations at the CPU fallback's rate.
 void time_on_cpu(const OpShape& s, const Target& target, std::string reason, OpTiming& t) {
-  t.engine = Engine::Cpu;
+  t.engine = Device::Cpu;
   t.cpu_reason = reason.empty() ? "placed on the CPU" : std::move(reason);
   t.compute_ms = s.cpu_flops / (perf::cpu_gflops(target, s.cpu_class) * 1e6);
   t.memory_ms = 0;
@@ -58,7 +58,7 @@ void time_on_cpu(const OpShape& s, const Target& target, std::string reason, OpT
 // The trailing conv of a fix-less output: its DPU time x the observed slowdown.
 void time_as_boundary(const OpShape& s, const Target& target, double slowdown, OpTiming& t) {
   time_on_dpu(s, target, t);
-  t.engine = Engine::Cpu;
+  t.engine = Device::Cpu;
   t.cpu_reason =
       "output not produced by a fix op: the compiler moves the trailing conv to the "
       "CPU (~" +
@@ -70,10 +70,10 @@ void time_as_boundary(const OpShape& s, const Target& target, double slowdown, O
 }
 
 // The compiler's placement in a compiled file: the op's `device` attribute.
-std::optional<Engine> compiled_engine(const Op& op) {
+std::optional<Device> compiled_engine(const Op& op) {
   const std::string device = string_attr(op.attrs, "device", "");
-  if (device == "DPU") return Engine::Dpu;
-  if (device == "CPU") return Engine::Cpu;
+  if (device == "DPU") return Device::Dpu;
+  if (device == "CPU") return Device::Cpu;
   return std::nullopt;
 }
 
@@ -106,14 +106,14 @@ bool is_mac_op(const OpShape& s) {
 }  // namespace
 
 std::optional<OpTiming> time_op(const Graph& graph, const Op& op, const Target& target,
-                                std::optional<Engine> engine) {
+                                std::optional<Device> engine) {
   if (perf::is_weight(graph, op.name)) return std::nullopt;
   const OpShape s = perf::describe_op(graph, op, target);
   if (s.kind == OpKind::Free) return std::nullopt;
   OpTiming t = base_timing(op, s);
   std::string reason = perf::limit_violation(s, target);
   if (s.kind == OpKind::FloatOp && reason.empty()) reason = "no DPU engine for it";
-  if (engine.value_or(Engine::Dpu) == Engine::Dpu && reason.empty())
+  if (engine.value_or(Device::Dpu) == Device::Dpu && reason.empty())
     time_on_dpu(s, target, t);
   else
     time_on_cpu(s, target, reason, t);
@@ -146,13 +146,13 @@ Prediction predict(const Graph& graph, const Target& target, const PredictOption
     if (compiled) {
       // A compiled file says where the compiler put each op; follow it.
       const auto placed = compiled_engine(op);
-      if (placed == Engine::Dpu) {
+      if (placed == Device::Dpu) {
         reason.clear();
         if (s.kind == OpKind::FloatOp) {  // a DPU engine this model does not know: misc
           s.kind = OpKind::Eltwise;
           s.operands = 1;
         }
-      } else if (placed == Engine::Cpu && reason.empty()) {
+      } else if (placed == Device::Cpu && reason.empty()) {
         reason = "placed on the CPU by the compiler";
       }
     }
@@ -170,7 +170,7 @@ Prediction predict(const Graph& graph, const Target& target, const PredictOption
     else
       time_on_dpu(s, target, t);
 
-    if (t.engine == Engine::Dpu) {
+    if (t.engine == Device::Dpu) {
       p.dpu_cycles += t.cycles;
       p.ddr_bytes += t.bytes;
       p.dpu_ms += t.ms;

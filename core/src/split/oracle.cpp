@@ -50,7 +50,7 @@ bool is_constant_value(const Graph& graph, const std::string& name, int depth = 
   return true;
 }
 
-Placement moved(const OracleOpRule& rule, const Op& op, const std::string& limit,
+Placement moved(const DpuOpRule& rule, const Op& op, const std::string& limit,
                 const std::string& what) {
   const Device to = rule.device == Device::Dpu ? Device::Cpu : Device::Dpu;
   std::string reason =
@@ -71,8 +71,6 @@ void trailing_ops(const Graph& graph, const split::OpClasses& classes, std::size
 }
 
 }  // namespace
-
-std::string_view device_name(Device device) { return device == Device::Dpu ? "DPU" : "CPU"; }
 
 std::string_view verdict_name(Verdict verdict) {
   switch (verdict) {
@@ -113,7 +111,7 @@ Placement Oracle::place(const Graph& graph, const Op& op) const {
             op.type + " '" + op.name + "': op type not in the oracle: assumed on the " +
                 std::string(device_name(unknown_device_))};
   }
-  const OracleOpRule& rule = it->second;
+  const DpuOpRule& rule = it->second;
   if (rule.device == Device::Cpu) {
     std::string reason = op.type + " '" + op.name + "': a CPU op on this DPU";
     if (!rule.source.empty()) reason += " (" + rule.source + ")";

@@ -37,7 +37,7 @@ std::string alphas_text(const std::vector<double>& alphas) {
 }
 
 // Every limit of a rule as (name, text), in the schema's order; "none" when not set.
-std::vector<std::pair<std::string, std::string>> limits_of(const OracleOpRule& r) {
+std::vector<std::pair<std::string, std::string>> limits_of(const DpuOpRule& r) {
   return {{"kernel", range_text(r.kernel)},
           {"stride", range_text(r.stride)},
           {"out_channels", range_text(r.out_channels)},
@@ -56,7 +56,7 @@ void emit_range(YAML::Emitter& out, const char* key,
       << YAML::EndSeq;
 }
 
-void emit_rule(YAML::Emitter& out, const OracleOpRule& r) {
+void emit_rule(YAML::Emitter& out, const DpuOpRule& r) {
   out << YAML::BeginMap << YAML::Key << "device" << YAML::Value
       << std::string(device_name(r.device));
   const bool any = r.kernel || r.stride || r.out_channels || r.kernel_channel_budget ||
@@ -180,7 +180,7 @@ std::vector<std::string> diff_oracles(const Oracle& a, const Oracle& b) {
                       " -> (not listed)");
       continue;
     }
-    const OracleOpRule& rb = it->second;
+    const DpuOpRule& rb = it->second;
     if (ra.device != rb.device)
       lines.push_back("ops." + type + ".device: " + std::string(device_name(ra.device)) + " -> " +
                       std::string(device_name(rb.device)));

@@ -1,4 +1,5 @@
-// plan.yaml: writing with yaml-cpp's emitter, reading strictly (docs/plan.md).
+// plan.yaml: writing with yaml-cpp's emitter, reading strictly with the one YAML reader
+// (dpushard/yaml_reader.hpp; docs/plan.md).
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
@@ -9,6 +10,7 @@
 #include "dpushard/backend.hpp"
 #include "dpushard/plan.hpp"
 #include "dpushard/regular_file.hpp"
+#include "dpushard/yaml_reader.hpp"
 
 namespace dpushard {
 namespace {
@@ -54,108 +56,61 @@ void emit_prediction(YAML::Emitter& out, const PlanPrediction& p) {
   out << YAML::Key << "io_bytes_per_frame" << YAML::Value << p.io_bytes_per_frame;
 }
 
-// ---- reading ----
+// ---- reading (the one YAML reader, dpushard/yaml_reader.hpp) ----
 
-class Reader {
- public:
-  explicit Reader(std::string origin) : origin_(std::move(origin)) {}
-
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw Error("plan " + origin_ + ": " + field + ": " + what);
+PlanTensor read_tensor(const yaml::Value& v) {
+  const yaml::Map m = v.map({"name", "shape", "fix_point", "fixed", "round_mode"});
+  PlanTensor t;
+  t.name = m.get("name").text();
+  // Bounded, so element and byte counts cannot overflow (2^40 values is far past any DPU).
+  constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
+  const yaml::Value shape = m.get("shape");
+  std::int64_t elements = 1;
+  for (const yaml::Value& d : shape.list()) {
+    const std::int64_t dim = d.integer();
+    if (dim <= 0) d.fail("dimensions must be positive");
+    if (dim > kMaxElements / elements) shape.fail("more than 2^40 values");
+    elements *= dim;
+    t.shape.push_back(dim);
   }
-
-  YAML::Node need(const YAML::Node& map, const std::string& key, const std::string& field) const {
-    if (!map.IsMap()) fail(field, "expected a map");
-    YAML::Node v = map[key];
-    if (!v) fail(field + "." + key, "missing");
-    return v;
-  }
-
-  template <typename T>
-  T get(const YAML::Node& map, const std::string& key, const std::string& field) const {
-    const YAML::Node v = need(map, key, field);
+  t.fix_point = m.get("fix_point").int32();
+  if (auto fixed = m.find("fixed")) t.fixed = fixed->boolean();
+  if (auto mode = m.find("round_mode")) {
+    const std::string text = mode->text();
     try {
-      return v.as<T>();
-    } catch (const YAML::Exception&) {
-      fail(field + "." + key, "not a valid value");
+      t.round_mode = parse_round_mode(text);
+    } catch (const Error& e) {
+      mode->fail(e.what());
     }
   }
+  return t;
+}
 
-  template <typename T>
-  T get_or(const YAML::Node& map, const std::string& key, const std::string& field,
-           T fallback) const {
-    if (!map[key]) return fallback;
-    return get<T>(map, key, field);
-  }
+std::vector<PlanTensor> read_tensors(const yaml::Map& m, const char* key) {
+  std::vector<PlanTensor> out;
+  for (const yaml::Value& t : m.get(key).list()) out.push_back(read_tensor(t));
+  return out;
+}
 
-  void only(const YAML::Node& map, std::initializer_list<const char*> keys,
-            const std::string& field) const {
-    if (!map.IsMap()) fail(field, "expected a map");
-    for (const auto& kv : map) {
-      const std::string k = kv.first.Scalar();
-      bool known = false;
-      for (const char* key : keys) known = known || k == key;
-      if (!known) fail(field + "." + k, "unknown key");
-    }
-  }
+PlanPrediction read_prediction(const yaml::Map& m) {
+  PlanPrediction p;
+  p.latency_ms = m.get("latency_ms").number();
+  p.throughput_fps = m.get("throughput_fps").number();
+  p.wire_bytes_per_frame = m.get("wire_bytes_per_frame").integer();
+  p.io_bytes_per_frame = m.get("io_bytes_per_frame").integer();
+  return p;
+}
 
-  YAML::Node seq(const YAML::Node& map, const std::string& key, const std::string& field,
-                 bool required = true) const {
-    if (!map[key]) {
-      if (required) fail(field + "." + key, "missing");
-      return YAML::Node(YAML::NodeType::Sequence);
-    }
-    const YAML::Node v = map[key];
-    if (!v.IsSequence()) fail(field + "." + key, "expected a list");
-    return v;
-  }
+std::vector<yaml::Value> optional_list(const yaml::Map& m, const char* key) {
+  if (auto v = m.find(key)) return v->list();
+  return {};
+}
 
-  PlanTensor tensor(const YAML::Node& node, const std::string& field) const {
-    only(node, {"name", "shape", "fix_point", "fixed", "round_mode"}, field);
-    PlanTensor t;
-    t.name = get<std::string>(node, "name", field);
-    t.shape = get<std::vector<std::int64_t>>(node, "shape", field);
-    // Bounded, so element and byte counts cannot overflow (2^40 values is far past any DPU).
-    constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
-    std::int64_t elements = 1;
-    for (auto d : t.shape) {
-      if (d <= 0) fail(field + ".shape", "dimensions must be positive");
-      if (d > kMaxElements / elements) fail(field + ".shape", "more than 2^40 values");
-      elements *= d;
-    }
-    t.fix_point = get<int>(node, "fix_point", field);
-    t.fixed = get_or<bool>(node, "fixed", field, true);
-    if (node["round_mode"]) {
-      try {
-        t.round_mode = parse_round_mode(get<std::string>(node, "round_mode", field));
-      } catch (const Error& e) {
-        fail(field + ".round_mode", e.what());
-      }
-    }
-    return t;
-  }
-
-  std::vector<PlanTensor> tensors(const YAML::Node& map, const std::string& key,
-                                  const std::string& field) const {
-    std::vector<PlanTensor> out;
-    const YAML::Node list = seq(map, key, field);
-    for (std::size_t i = 0; i < list.size(); ++i)
-      out.push_back(tensor(list[i], field + "." + key + "[" + std::to_string(i) + "]"));
-    return out;
-  }
-
-  PlanPrediction prediction(const YAML::Node& node, const std::string& field) const {
-    PlanPrediction p;
-    p.latency_ms = get<double>(node, "latency_ms", field);
-    p.throughput_fps = get<double>(node, "throughput_fps", field);
-    p.wire_bytes_per_frame = get<std::int64_t>(node, "wire_bytes_per_frame", field);
-    p.io_bytes_per_frame = get<std::int64_t>(node, "io_bytes_per_frame", field);
-    return p;
-  }
-
- private:
-  std::string origin_;
-};
+std::vector<int> read_ints(const yaml::Value& v) {
+  std::vector<int> out;
+  for (const yaml::Value& x : v.list()) out.push_back(x.int32());
+  return out;
+}
 
 }  // namespace
 
@@ -309,164 +264,143 @@ void write_plan(const Plan& plan, const std::filesystem::path& dir) {
 }
 
 Plan plan_from_yaml(const std::string& text, const std::string& origin) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw Error("plan " + origin + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
-  }
-  const Reader r(origin);
-  r.only(root, {"version",      "model",          "strategy", "hybrid",     "requested_strategy",
-                "objective",    "max_latency_ms", "nodes",    "output_fix", "link_gbps",
-                "node_targets", "cost_model",     "oracle",   "structure",  "memory",
-                "predicted",    "candidates",     "slots",    "fragments",  "edges",
-                "adjustments"},
-         "(top)");
+  const yaml::Document doc = yaml::Document::parse(text, origin);
+  const yaml::Map root = doc.root().map(
+      {"version",        "model",     "strategy",   "hybrid",    "requested_strategy", "objective",
+       "max_latency_ms", "nodes",     "output_fix", "link_gbps", "node_targets",       "cost_model",
+       "oracle",         "structure", "memory",     "predicted", "candidates",         "slots",
+       "fragments",      "edges",     "adjustments"});
   Plan plan;
-  plan.version = r.get<int>(root, "version", "(top)");
-  if (plan.version != 1) r.fail("version", "unsupported version " + std::to_string(plan.version));
-  const YAML::Node model = r.need(root, "model", "(top)");
-  r.only(model, {"file", "name", "sha256", "inputs", "outputs"}, "model");
-  plan.model_file = r.get<std::string>(model, "file", "model");
-  plan.model_name = r.get<std::string>(model, "name", "model");
-  plan.model_sha256 = r.get<std::string>(model, "sha256", "model");
-  plan.model_inputs = r.tensors(model, "inputs", "model");
-  plan.model_outputs = r.tensors(model, "outputs", "model");
-  plan.strategy = r.get<std::string>(root, "strategy", "(top)");
-  if (const YAML::Node hybrid = root["hybrid"]) {
-    r.only(hybrid, {"inner_strategy", "replicas"}, "hybrid");
-    plan.inner_strategy = r.get<std::string>(hybrid, "inner_strategy", "hybrid");
-    plan.replicas = r.get<int>(hybrid, "replicas", "hybrid");
+  const yaml::Value version = root.get("version");
+  plan.version = version.int32();
+  if (plan.version != 1) version.fail("unsupported version " + std::to_string(plan.version));
+  const yaml::Map model = root.get("model").map({"file", "name", "sha256", "inputs", "outputs"});
+  plan.model_file = model.get("file").text();
+  plan.model_name = model.get("name").text();
+  plan.model_sha256 = model.get("sha256").text();
+  plan.model_inputs = read_tensors(model, "inputs");
+  plan.model_outputs = read_tensors(model, "outputs");
+  plan.strategy = root.get("strategy").text();
+  if (auto hybrid = root.find("hybrid")) {
+    const yaml::Map h = hybrid->map({"inner_strategy", "replicas"});
+    plan.inner_strategy = h.get("inner_strategy").text();
+    plan.replicas = h.get("replicas").int32();
   }
-  plan.requested_strategy = r.get<std::string>(root, "requested_strategy", "(top)");
-  plan.objective = r.get<std::string>(root, "objective", "(top)");
-  if (root["max_latency_ms"]) plan.max_latency_ms = r.get<double>(root, "max_latency_ms", "(top)");
-  plan.nodes = r.get<int>(root, "nodes", "(top)");
-  if (root["node_targets"])
-    plan.node_targets = r.get<std::vector<std::string>>(root, "node_targets", "(top)");
-  plan.output_fix = r.get<bool>(root, "output_fix", "(top)");
-  plan.link_gbps = r.get<double>(root, "link_gbps", "(top)");
-  const YAML::Node cost = r.need(root, "cost_model", "(top)");
-  plan.cost_model = r.get<std::string>(cost, "name", "cost_model");
-  plan.cost_parameters = r.get<std::map<std::string, double>>(cost, "parameters", "cost_model");
-  plan.oracle = r.get<std::string>(root, "oracle", "(top)");
-  plan.structure = r.get<std::string>(root, "structure", "(top)");
-  if (root["memory"]) {
-    const YAML::Node memory = r.need(root, "memory", "(top)");
-    r.only(memory, {"budget_bytes", "board", "frames_in_flight", "node_budget_bytes"}, "memory");
-    plan.memory.budget_bytes = r.get<std::int64_t>(memory, "budget_bytes", "memory");
-    plan.memory.board = r.get<std::string>(memory, "board", "memory");
-    plan.memory.frames_in_flight = r.get<int>(memory, "frames_in_flight", "memory");
-    if (memory["node_budget_bytes"])
-      plan.memory.node_budget_bytes =
-          r.get<std::vector<std::int64_t>>(memory, "node_budget_bytes", "memory");
+  plan.requested_strategy = root.get("requested_strategy").text();
+  plan.objective = root.get("objective").text();
+  if (auto max = root.find("max_latency_ms")) plan.max_latency_ms = max->number();
+  plan.nodes = root.get("nodes").int32();
+  if (auto targets = root.find("node_targets")) plan.node_targets = targets->texts();
+  plan.output_fix = root.get("output_fix").boolean();
+  plan.link_gbps = root.get("link_gbps").number();
+  const yaml::Map cost = root.get("cost_model").map({"name", "parameters"});
+  plan.cost_model = cost.get("name").text();
+  for (const auto& [key, v] : cost.get("parameters").open_map().entries())
+    plan.cost_parameters[key] = v.number();
+  plan.oracle = root.get("oracle").text();
+  plan.structure = root.get("structure").text();
+  if (auto memory = root.find("memory")) {
+    const yaml::Map m =
+        memory->map({"budget_bytes", "board", "frames_in_flight", "node_budget_bytes"});
+    plan.memory.budget_bytes = m.get("budget_bytes").integer();
+    plan.memory.board = m.get("board").text();
+    plan.memory.frames_in_flight = m.get("frames_in_flight").int32();
+    if (auto budgets = m.find("node_budget_bytes"))
+      for (const yaml::Value& b : budgets->list())
+        plan.memory.node_budget_bytes.push_back(b.integer());
   }
-  plan.predicted = r.prediction(r.need(root, "predicted", "(top)"), "predicted");
-  const YAML::Node cands = r.seq(root, "candidates", "(top)", false);
-  for (std::size_t i = 0; i < cands.size(); ++i) {
-    const std::string f = "candidates[" + std::to_string(i) + "]";
+  plan.predicted = read_prediction(
+      root.get("predicted")
+          .map({"latency_ms", "throughput_fps", "wire_bytes_per_frame", "io_bytes_per_frame"}));
+  for (const yaml::Value& item : optional_list(root, "candidates")) {
+    const yaml::Map m =
+        item.map({"strategy", "inner_strategy", "replicas", "not_possible", "latency_ms",
+                  "throughput_fps", "wire_bytes_per_frame", "io_bytes_per_frame"});
     PlanCandidate c;
-    c.strategy = r.get<std::string>(cands[i], "strategy", f);
-    if (cands[i]["inner_strategy"]) {
-      c.inner_strategy = r.get<std::string>(cands[i], "inner_strategy", f);
-      c.replicas = r.get<int>(cands[i], "replicas", f);
+    c.strategy = m.get("strategy").text();
+    if (auto inner = m.find("inner_strategy")) {
+      c.inner_strategy = inner->text();
+      c.replicas = m.get("replicas").int32();
     }
-    if (cands[i]["not_possible"]) {
-      c.note = r.get<std::string>(cands[i], "not_possible", f);
+    if (auto note = m.find("not_possible")) {
+      c.note = note->text();
     } else {
-      c.predicted = r.prediction(cands[i], f);
+      c.predicted = read_prediction(m);
     }
     plan.candidates.push_back(std::move(c));
   }
-  const YAML::Node frags = r.seq(root, "fragments", "(top)");
-  for (std::size_t i = 0; i < frags.size(); ++i) {
-    const std::string f = "fragments[" + std::to_string(i) + "]";
-    const YAML::Node& node = frags[i];
-    r.only(node,
-           {"name", "role", "file", "sha256", "nodes", "branches", "inputs", "outputs", "cost",
-            "oracle", "compiled"},
-           f);
+  for (const yaml::Value& item : root.get("fragments").list()) {
+    const yaml::Map node = item.map({"name", "role", "file", "sha256", "nodes", "branches",
+                                     "inputs", "outputs", "cost", "oracle", "compiled"});
     PlanFragment pf;
-    pf.name = r.get<std::string>(node, "name", f);
-    pf.role = r.get<std::string>(node, "role", f);
-    pf.file = r.get<std::string>(node, "file", f);
-    pf.sha256 = r.get<std::string>(node, "sha256", f);
-    pf.nodes = r.get<std::vector<int>>(node, "nodes", f);
-    pf.branches = r.get_or<std::vector<std::string>>(node, "branches", f, {});
-    pf.inputs = r.tensors(node, "inputs", f);
-    pf.outputs = r.tensors(node, "outputs", f);
-    const YAML::Node c = r.need(node, "cost", f);
-    pf.cost.ops = r.get<std::int64_t>(c, "ops", f + ".cost");
-    pf.cost.macs = r.get<std::int64_t>(c, "macs", f + ".cost");
-    pf.cost.params = r.get<std::int64_t>(c, "params", f + ".cost");
-    pf.cost.weight_bytes = r.get<std::int64_t>(c, "weight_bytes", f + ".cost");
-    pf.cost.compute_ms = r.get<double>(c, "compute_ms", f + ".cost");
-    pf.cost.memory_bytes = r.get_or<std::int64_t>(c, "memory_bytes", f + ".cost", 0);
-    const YAML::Node o = r.need(node, "oracle", f);
-    pf.oracle_verdict = r.get<std::string>(o, "verdict", f + ".oracle");
-    pf.dpu_subgraphs = r.get<int>(o, "dpu_subgraphs", f + ".oracle");
-    const YAML::Node findings = r.seq(o, "findings", f + ".oracle", false);
-    for (std::size_t k = 0; k < findings.size(); ++k) {
-      const std::string ff = f + ".oracle.findings[" + std::to_string(k) + "]";
-      pf.oracle_findings.push_back({r.get<std::string>(findings[k], "op", ff),
-                                    r.get<std::string>(findings[k], "rule", ff),
-                                    r.get<std::string>(findings[k], "verdict", ff),
-                                    r.get<std::string>(findings[k], "reason", ff)});
+    pf.name = node.get("name").text();
+    pf.role = node.get("role").text();
+    pf.file = node.get("file").text();
+    pf.sha256 = node.get("sha256").text();
+    pf.nodes = read_ints(node.get("nodes"));
+    if (auto branches = node.find("branches")) pf.branches = branches->texts();
+    pf.inputs = read_tensors(node, "inputs");
+    pf.outputs = read_tensors(node, "outputs");
+    const yaml::Map c = node.get("cost").map(
+        {"ops", "macs", "params", "weight_bytes", "compute_ms", "memory_bytes"});
+    pf.cost.ops = c.get("ops").integer();
+    pf.cost.macs = c.get("macs").integer();
+    pf.cost.params = c.get("params").integer();
+    pf.cost.weight_bytes = c.get("weight_bytes").integer();
+    pf.cost.compute_ms = c.get("compute_ms").number();
+    if (auto memory = c.find("memory_bytes")) pf.cost.memory_bytes = memory->integer();
+    const yaml::Map o = node.get("oracle").map({"verdict", "dpu_subgraphs", "findings"});
+    pf.oracle_verdict = o.get("verdict").text();
+    pf.dpu_subgraphs = o.get("dpu_subgraphs").int32();
+    for (const yaml::Value& f : optional_list(o, "findings")) {
+      const yaml::Map fm = f.map({"op", "rule", "verdict", "reason"});
+      pf.oracle_findings.push_back({fm.get("op").text(), fm.get("rule").text(),
+                                    fm.get("verdict").text(), fm.get("reason").text()});
     }
-    if (node["compiled"]) {
-      const std::string fc = f + ".compiled";
-      const YAML::Node c2 = r.need(node, "compiled", f);
-      r.only(c2, {"file", "sha256", "dpu_fingerprint"}, fc);
+    if (auto compiled_node = node.find("compiled")) {
+      const yaml::Map c2 = compiled_node->map({"file", "sha256", "dpu_fingerprint"});
       PlanCompiled compiled;
-      compiled.file = r.get<std::string>(c2, "file", fc);
-      compiled.sha256 = r.get<std::string>(c2, "sha256", fc);
+      compiled.file = c2.get("file").text();
+      compiled.sha256 = c2.get("sha256").text();
+      const yaml::Value fp = c2.get("dpu_fingerprint");
+      const std::string fp_text = fp.text();
       try {
-        compiled.dpu_fingerprint =
-            parse_fingerprint(r.get<std::string>(c2, "dpu_fingerprint", fc), "value");
+        compiled.dpu_fingerprint = parse_fingerprint(fp_text, "value");
       } catch (const Error& e) {
-        r.fail(fc + ".dpu_fingerprint", e.what());
+        fp.fail(e.what());
       }
-      if (compiled.dpu_fingerprint == 0) r.fail(fc + ".dpu_fingerprint", "must not be 0");
+      if (compiled.dpu_fingerprint == 0) fp.fail("must not be 0");
       pf.compiled = std::move(compiled);
     }
     plan.fragments.push_back(std::move(pf));
   }
-  const YAML::Node edges = r.seq(root, "edges", "(top)");
-  for (std::size_t i = 0; i < edges.size(); ++i) {
-    const std::string f = "edges[" + std::to_string(i) + "]";
-    r.only(edges[i], {"from", "output", "to", "input", "bytes"}, f);
-    plan.edges.push_back(
-        {r.get<std::string>(edges[i], "from", f), r.get<std::string>(edges[i], "output", f),
-         r.get<std::string>(edges[i], "to", f), r.get<std::string>(edges[i], "input", f),
-         r.get<std::int64_t>(edges[i], "bytes", f)});
+  for (const yaml::Value& item : root.get("edges").list()) {
+    const yaml::Map e = item.map({"from", "output", "to", "input", "bytes"});
+    plan.edges.push_back({e.get("from").text(), e.get("output").text(), e.get("to").text(),
+                          e.get("input").text(), e.get("bytes").integer()});
   }
-  const YAML::Node adjustments = r.seq(root, "adjustments", "(top)", false);
-  for (std::size_t i = 0; i < adjustments.size(); ++i) {
-    const std::string f = "adjustments[" + std::to_string(i) + "]";
-    plan.adjustments.push_back({r.get<std::string>(adjustments[i], "kind", f),
-                                r.get<std::string>(adjustments[i], "at", f),
-                                r.get<std::string>(adjustments[i], "to", f),
-                                r.get<std::string>(adjustments[i], "reason", f)});
+  for (const yaml::Value& item : optional_list(root, "adjustments")) {
+    const yaml::Map a = item.map({"kind", "at", "to", "reason"});
+    plan.adjustments.push_back(
+        {a.get("kind").text(), a.get("at").text(), a.get("to").text(), a.get("reason").text()});
   }
   // The plan in itself first: a duplicate fragment name is reported as such, not as
   // the slot that then seems not to match.
   try {
     check_plan(plan);
   } catch (const Error& e) {
-    throw Error("plan " + origin + ": " + e.what());
+    doc.fail(e.what());
   }
   // Slots are derived; when present they must agree with the fragments' nodes.
-  const YAML::Node slots = r.seq(root, "slots", "(top)", false);
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    const std::string f = "slots[" + std::to_string(i) + "]";
-    const int node = r.get<int>(slots[i], "node", f);
-    const auto names = r.get<std::vector<std::string>>(slots[i], "fragments", f);
-    for (const auto& name : names) {
+  for (const yaml::Value& item : optional_list(root, "slots")) {
+    const yaml::Map slot = item.map({"node", "fragments"});
+    const int node = slot.get("node").int32();
+    for (const auto& name : slot.get("fragments").texts()) {
       bool ok = false;
       for (const auto& pf : plan.fragments)
         if (pf.name == name)
           for (int k : pf.nodes) ok = ok || k == node;
-      if (!ok) r.fail(f, "fragment '" + name + "' does not list node " + std::to_string(node));
+      if (!ok) item.fail("fragment '" + name + "' does not list node " + std::to_string(node));
     }
   }
   return plan;

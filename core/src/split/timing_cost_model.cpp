@@ -48,11 +48,11 @@ class TimingCostModel final : public CostModel {
   // as predict() prices it: a conv at its DPU time times the boundary slowdown, anything
   // else at the CPU's float rate.
   double op_seconds(const Graph& graph, const Op& op, Device device) const override {
-    const auto t = time_op(graph, op, target_, Engine::Dpu);
+    const auto t = time_op(graph, op, target_, Device::Dpu);
     if (!t) return 0;
-    if (device == Device::Cpu && t->engine == Engine::Dpu) {
+    if (device == Device::Cpu && t->engine == Device::Dpu) {
       if (is_conv_like(op.type)) return t->ms * target_.boundary_slowdown * 1e-3;
-      return time_op(graph, op, target_, Engine::Cpu)->ms * 1e-3;
+      return time_op(graph, op, target_, Device::Cpu)->ms * 1e-3;
     }
     return t->ms * 1e-3;
   }
