@@ -335,19 +335,6 @@ TEST_P(BackendMatchesRef, ByteIdenticalOutputs) {
     settings.int_graph = graph;
     vart_double::set_settings(settings);
     output_suffix = "_";
-    // The real XIR cannot read dpushard's layernorm yet (docs/vart.md): the DPU process dies
-    // loading it, and load() says so in one line instead of taking the process down.
-    if (std::any_of(graph.ops().begin(), graph.ops().end(),
-                    [](const Op& op) { return op.type == "layernorm"; })) {
-      try {
-        backend->load(loaded);
-        ADD_FAILURE() << "XIR read a layernorm: drop this branch (docs/vart.md)";
-      } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("died loading the fragment"), std::string::npos)
-            << e.what();
-      }
-      return;
-    }
   }
 #endif
   backend->load(loaded);

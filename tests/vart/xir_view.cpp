@@ -144,4 +144,14 @@ StringMap<AttrMap> op_defaults_from_xir(const xir::Graph& graph) {
   return out;
 }
 
+std::set<std::string> ops_xir_does_not_define(const xir::Graph& graph) {
+  std::set<std::string> out;
+  for (const xir::Op* op : graph.get_ops()) {
+    const xir::OpDef* def = op->get_opdef();
+    if (def != nullptr && def->annotation() == "This operator is not defined by XIR.")
+      out.insert(op->get_name());
+  }
+  return out;
+}
+
 }  // namespace dpushard::vart_test

@@ -7,6 +7,9 @@
 #include <xir/graph/graph.hpp>
 #include <xir/graph/subgraph.hpp>
 
+#include <set>
+#include <string>
+
 #include "dpushard/graph.hpp"
 
 namespace dpushard::vart_test {
@@ -27,5 +30,10 @@ Graph graph_from_xir(const xir::Graph& graph);
 // For each op, the defaults of its XIR op definition's optional attributes: XIR fills these
 // in when a file leaves them out, so they show in its view without being in the file.
 StringMap<AttrMap> op_defaults_from_xir(const xir::Graph& graph);
+
+// The names of the ops whose type XIR does not define: for those XIR made a definition on the
+// fly (register_customized_operator_definition, annotated "This operator is not defined by
+// XIR."), with one arg `input` and the attributes `shape` and `data_type`.
+std::set<std::string> ops_xir_does_not_define(const xir::Graph& graph);
 
 }  // namespace dpushard::vart_test

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "attr_codec.hpp"
+#include "automatic_form.hpp"
 
 namespace dpushard::xmodel {
 namespace {
@@ -40,6 +41,20 @@ void tensor_to_proto(const TensorDesc& tensor, const std::string& owner,
   attrs_to_proto(tensor.attrs, *proto.mutable_tensor_attr());
 }
 
+xmodel::pb::OPNode op_to_proto_as_is(const Op& op) {
+  xmodel::pb::OPNode node;
+  node.set_op_name(op.name);
+  node.set_op_type(op.type);
+  attrs_to_proto(op.attrs, *node.mutable_op_attr());
+  for (const auto& arg : op.args) {
+    auto* out = node.add_args();
+    out->set_arg_name(arg.name);
+    for (const auto& producer : arg.producers) out->add_arg_ops(producer);
+  }
+  tensor_to_proto(op.output, "op '" + op.name + "'", *node.mutable_output_tensor());
+  return node;
+}
+
 }  // namespace
 
 Op op_from_proto(xmodel::pb::OPNode& node) {
@@ -54,21 +69,14 @@ Op op_from_proto(xmodel::pb::OPNode& node) {
                             std::vector<std::string>(arg.arg_ops().begin(), arg.arg_ops().end())});
   }
   op.output = tensor_from_proto(*node.mutable_output_tensor(), owner);
+  from_automatic_form(op);  // an op type XIR does not define: its named operands back
   return op;
 }
 
 xmodel::pb::OPNode op_to_proto(const Op& op) {
-  xmodel::pb::OPNode node;
-  node.set_op_name(op.name);
-  node.set_op_type(op.type);
-  attrs_to_proto(op.attrs, *node.mutable_op_attr());
-  for (const auto& arg : op.args) {
-    auto* out = node.add_args();
-    out->set_arg_name(arg.name);
-    for (const auto& producer : arg.producers) out->add_arg_ops(producer);
-  }
-  tensor_to_proto(op.output, "op '" + op.name + "'", *node.mutable_output_tensor());
-  return node;
+  // An op type XIR does not define goes into the file in the form XIR defines for it.
+  if (Op file_form; to_automatic_form(op, file_form)) return op_to_proto_as_is(file_form);
+  return op_to_proto_as_is(op);
 }
 
 Subgraph subgraph_from_proto(xmodel::pb::SubGraph& proto) {
