@@ -44,6 +44,8 @@ std::string kind_name(report::BreakEven::Kind kind) {
       return "from";
     case report::BreakEven::Kind::Never:
       return "never";
+    case report::BreakEven::Kind::NotPossible:
+      return "not_possible";
     case report::BreakEven::Kind::NoData:
       break;
   }

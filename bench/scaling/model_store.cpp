@@ -14,8 +14,8 @@ namespace dpushard::bench {
 namespace fs = std::filesystem;
 
 fs::path model_dir(const SweepOptions& o, const std::string& size) {
-  const std::string spec =
-      "e" + std::to_string(o.experts) + "-" + o.input + "-s" + std::to_string(o.seed);
+  const std::string spec = "e" + std::to_string(o.experts) + "-" + o.input + "-s" +
+                           std::to_string(o.seed) + (o.weights ? "" : "-nw");
   return o.models_dir / spec / (o.family + "-" + size);
 }
 
@@ -43,6 +43,7 @@ fs::path ensure_model(const SweepOptions& o, const std::string& size) {
   }
   spec.experts = o.experts;
   spec.seed = o.seed;
+  spec.weights = o.weights;
   const Graph model = o.family == "convvit" ? make_convvit(spec) : make_cnn(spec);
   fs::create_directories(file.parent_path(), ec);
   if (ec) throw Error(file.parent_path().string() + ": cannot create: " + ec.message());
@@ -61,16 +62,21 @@ Plan ensure_plan(const SweepOptions& o, const std::string& size, int nodes,
     split.nodes = nodes;
     // One node: the whole model as one fragment, whatever the strategy.
     split.strategy = parse_strategy(nodes == 1 ? "replicate" : strategy);
+    split.objective = parse_objective(o.objective);
     split.link_gbps = link_gbps;
     split.model_file = model_file.string();
     split.model_sha256 = sha256_file(model_file);
     std::unique_ptr<CostModel> cost;
+    // As `dpushard split`: the memory budget is the target's (the roofline's is the KV260's).
+    const Target target = resolve_target(o.cost_target.empty() ? "kv260" : o.cost_target);
     if (!o.cost_target.empty()) {
       TimingCostParams params;
       params.link_gbps = link_gbps;
-      cost = make_timing_cost_model(resolve_target(o.cost_target), params);
+      cost = make_timing_cost_model(target, params);
       split.cost_model = cost.get();
     }
+    split.memory_budget_bytes = target.model_memory_bytes;
+    split.memory_board = target.name;
     SplitResult result = split_model(model, split);
     write_split(result, dir);
   }

@@ -4,6 +4,7 @@
 //   <models>/e<experts>-<input>-s<seed>/<family>-<size>_int.xmodel
 //   <models>/e<experts>-<input>-s<seed>/<family>-<size>/n1/              1-node baseline
 //   <models>/e<experts>-<input>-s<seed>/<family>-<size>/n<N>-<strategy>/
+// (models without weights, --no-weights: in e<experts>-<input>-s<seed>-nw/)
 
 #include <filesystem>
 #include <string>

@@ -48,13 +48,22 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
       ->check(CLI::Range(1, 1024));
   app.add_option("--strategies", o.strategies, "Split strategies for more than one node")
       ->delimiter(',')
-      ->check(CLI::IsMember({"experts", "pipeline", "replicate", "hybrid"}))
+      ->check(CLI::IsMember({"experts", "pipeline", "replicate", "hybrid", "auto"}))
+      ->capture_default_str();
+  app.add_option("--objective", o.objective,
+                 "What plans this suite makes optimise, as `dpushard split --objective` (auto "
+                 "picks its plan by it)")
+      ->check(CLI::IsMember({"latency", "throughput"}))
       ->capture_default_str();
   app.add_option("--experts", o.experts, "Expert branches of the zoo models")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   app.add_option("--input", o.input, "Input HxWxC of the zoo models")->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of the zoo models' weights")->capture_default_str();
+  bool no_weights = false;
+  app.add_flag("--no-weights", no_weights,
+               "Zoo models without weights (`dpushard zoo --no-weights`): cheap models of any "
+               "size for timing-only sim workers (kept apart in --models: <spec>-nw)");
   app.add_option("--frames", o.frames, "Frames per timed iteration")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))
       ->capture_default_str();
@@ -66,6 +75,12 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
       ->capture_default_str();
   app.add_option("--inflight", o.inflight, "Frames in flight")
       ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app.add_option("--inflight-per-node", o.inflight_per_node,
+                 "Frames in flight per node of the configuration, in place of --inflight (one "
+                 "board and sixteen each get K per node; every timed iteration streams at least "
+                 "twice that); 0: --inflight for all")
+      ->check(CLI::Range(0, 4096))
       ->capture_default_str();
   app.add_option("--warmup-frames", o.warmup_frames,
                  "Frames of one untimed run before each configuration (0: none)")
@@ -89,6 +104,7 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
     std::exit(app.exit(e));
   }
   o.cluster_file = cluster;
+  o.weights = !no_weights;
   if (!models.empty()) o.models_dir = models;
   o.progress_file = progress;
   return o;

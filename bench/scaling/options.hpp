@@ -15,13 +15,17 @@ struct SweepOptions {
   std::filesystem::path models_dir = "dpushard-models";
   std::vector<std::string> sizes = {"5M", "10M", "20M", "50M", "100M", "200M"};
   std::vector<int> node_counts;  // empty: 1 to the cluster's size
+  // experts, pipeline, replicate, hybrid, auto (the planner's choice for `objective`)
   std::vector<std::string> strategies = {"experts", "pipeline", "replicate"};
+  std::string objective = "latency";  // plans made here: `dpushard split --objective`
   int experts = 3;
   std::string input = "224x224x3";
   std::uint64_t seed = 1;
+  bool weights = true;  // false: models without weights (zoo --no-weights), timing-only workers
   std::int64_t frames = 16;        // per timed iteration, at least
   double min_seconds = 0.5;        // ... and enough frames for this long at the predicted fps
   int inflight = 4;                // frames in flight
+  int inflight_per_node = 0;       // > 0: K x nodes in flight instead (and frames >= 2x that)
   std::int64_t warmup_frames = 2;  // one untimed run per configuration before timing (0: none)
   int iterations = 1;              // timed iterations per repetition
   int repetitions = 1;             // --benchmark_repetitions, read for the progress estimate

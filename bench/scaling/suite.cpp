@@ -28,12 +28,19 @@ struct Config {
   std::filesystem::path dir;
   Plan plan;
   std::string error;  // why the plan could not be made; the benchmark reports it
+  // The strategy is not possible here (the planner fell back to another, e.g. hybrid on
+  // fewer than 4 nodes): reported as "not possible: <why>", nothing is run.
+  bool not_possible = false;
+  std::string plan_label;           // what the plan is: "experts", "hybrid 2x experts"
+  bool planner_choice = false;      // auto picks this plan for (size, nodes)
+  bool measured_elsewhere = false;  // auto whose plan another configuration measures
   double params = 0;
   double gmacs = 0;
   std::int64_t frames = 16;  // per timed iteration: --frames, or more to last --min-seconds
   double weight = 1;         // expected seconds, for the progress estimate
   std::string label;         // "10M on 2 nodes, experts"
   bool warmed = false;       // the warm-up ran (once, before the first repetition)
+  int inflight = 4;          // frames in flight (--inflight, or --inflight-per-node x nodes)
 };
 
 struct Suite {
@@ -43,6 +50,12 @@ struct Suite {
   std::vector<std::unique_ptr<Config>> configs;
   std::map<std::string, std::pair<double, int>> baseline_fps;  // size -> (sum, count)
   bool link_paced = false;  // what the cluster file asks for the nodes it names
+  struct AutoChoice {
+    std::string size;
+    int nodes = 0;
+    std::string plan_label;
+  };
+  std::vector<AutoChoice> auto_choices;  // auto plans another configuration measures
 };
 
 std::string fixed(double v, int decimals) {
@@ -98,6 +111,56 @@ double busiest_node_share(const Plan& plan) {
   return busiest / total;
 }
 
+// "experts", or "hybrid 2x experts" for a hybrid (as the planner's candidates name them).
+std::string plan_label(const Plan& plan) {
+  if (plan.strategy != "hybrid" || plan.replicas < 1 || plan.inner_strategy.empty())
+    return plan.strategy;
+  return "hybrid " + std::to_string(plan.replicas) + "x " + plan.inner_strategy;
+}
+
+// The same plan: the same strategy and fragments (by hash) on the same node slots.
+bool same_plan(const Plan& a, const Plan& b) {
+  if (a.strategy != b.strategy || a.inner_strategy != b.inner_strategy ||
+      a.replicas != b.replicas || a.fragments.size() != b.fragments.size())
+    return false;
+  for (std::size_t i = 0; i < a.fragments.size(); ++i)
+    if (a.fragments[i].sha256 != b.fragments[i].sha256 ||
+        a.fragments[i].nodes != b.fragments[i].nodes)
+      return false;
+  return true;
+}
+
+// A named strategy the planner could not make on this many nodes: it fell back to another
+// (experts -> pipeline -> replicate; hybrid on fewer than 4 nodes -> replicate). Measuring
+// the fallback under the requested name would report a plan that does not exist, so the
+// configuration says why instead. Empty when the plan is what was asked for.
+std::string not_possible_reason(const Plan& plan, const std::string& requested) {
+  if (requested == "auto" || plan.nodes == 1) return "";
+  for (const auto& a : plan.adjustments)
+    if (a.kind == "fallback") return a.reason;
+  if (plan.strategy != requested)
+    return requested + " is not possible here; the planner made " + plan_label(plan);
+  return "";
+}
+
+// `auto` on (size, nodes): mark the configuration whose plan it is, or measure auto's own
+// when no other configuration has it (a hybrid factorisation the hybrid row did not take).
+void resolve_auto(std::vector<std::unique_ptr<Config>>& group) {
+  for (auto& a : group) {
+    if (a->strategy != "auto" || !a->error.empty()) continue;
+    a->planner_choice = true;
+    for (auto& other : group) {
+      if (other.get() == a.get() || !other->error.empty()) continue;
+      if (same_plan(other->plan, a->plan)) {
+        other->planner_choice = true;
+        a->measured_elsewhere = true;
+        a->weight = 0;
+        break;
+      }
+    }
+  }
+}
+
 void prepare(Suite& s) {
   const SweepOptions& o = s.options;
   std::vector<int> counts = o.node_counts;
@@ -111,26 +174,50 @@ void prepare(Suite& s) {
     for (int n : counts) {
       const std::vector<std::string> strategies =
           n == 1 ? std::vector<std::string>{"single"} : o.strategies;
+      std::vector<std::unique_ptr<Config>> group;  // this size on n nodes
       for (const auto& strategy : strategies) {
         auto c = std::make_unique<Config>();
         c->size = size;
         c->nodes = n;
         c->strategy = strategy;
+        c->inflight = o.inflight_per_node > 0 ? o.inflight_per_node * n : o.inflight;
         c->dir = plan_dir(o, size, n, strategy);
         c->label = o.family + " " + size + " on " + std::to_string(n) + " node" +
                    (n == 1 ? "" : "s, " + strategy);
         try {
           c->plan = ensure_plan(o, size, n, strategy, s.cluster.link_gbps);
+          c->plan_label = plan_label(c->plan);
+          if (const std::string why = not_possible_reason(c->plan, strategy); !why.empty()) {
+            c->error = why;
+            c->not_possible = true;
+            c->plan_label.clear();  // the fallback's plan is not this strategy's
+            c->weight = 0;
+            s.progress->note(c->label + ": not possible: " + why);
+            group.push_back(std::move(c));
+            continue;
+          }
           fill_cost(*c);
           const double fps =
               c->plan.predicted.throughput_fps > 0 ? c->plan.predicted.throughput_fps : 10.0;
           c->frames = std::max(o.frames, static_cast<std::int64_t>(std::ceil(o.min_seconds * fps)));
+          if (o.inflight_per_node > 0)
+            c->frames = std::max(c->frames, static_cast<std::int64_t>(2 * c->inflight));
           const double frames = static_cast<double>(c->frames * o.iterations + o.warmup_frames);
           const double loads = o.warmup_frames > 0 ? 2.0 : 1.0;
           c->weight = loads * (0.3 + c->params / 1e8) * o.iterations + frames / fps;
         } catch (const Error& e) {
           c->error = e.what();
           s.progress->note(c->label + ": no plan: " + c->error);
+        }
+        group.push_back(std::move(c));
+      }
+      resolve_auto(group);
+      for (auto& c : group) {
+        if (c->measured_elsewhere) {
+          s.progress->note(c->label + ": the planner's choice is " + c->plan_label +
+                           ", measured as that strategy's configuration");
+          s.auto_choices.push_back({c->size, c->nodes, c->plan_label});
+          continue;  // not measured twice
         }
         s.configs.push_back(std::move(c));
       }
@@ -150,7 +237,7 @@ std::string run_error(const cluster::RunResult& r) {
 cluster::RunResult run_once(const Suite& s, const Config& c, std::int64_t frames) {
   cluster::RunOptions ro;
   ro.frames = frames;
-  ro.inflight = s.options.inflight;
+  ro.inflight = c.inflight;
   ro.name = "bench_" + s.options.family + "_scaling";
   try {
     return cluster::run_on_cluster(c.plan, c.dir, s.cluster, ro);
@@ -163,10 +250,18 @@ cluster::RunResult run_once(const Suite& s, const Config& c, std::int64_t frames
 
 void run_config(benchmark::State& state, Suite& s, Config& c) {
   s.progress->start(c.label);
+  // The plan's own name, and the planner's mark: the report reads both from the label.
+  if (!c.plan_label.empty())
+    state.SetLabel(c.plan_label + (c.planner_choice ? " [planner's choice]" : ""));
   auto skip = [&](const std::string& why) {
     state.SkipWithError(why.c_str());
     s.progress->finish(c.label, c.weight, "FAILED: " + why);
   };
+  if (c.not_possible) {
+    state.SkipWithError(("not possible: " + c.error).c_str());
+    s.progress->finish(c.label, c.weight, "not possible: " + c.error);
+    return;
+  }
   if (!c.error.empty()) {
     skip("no plan: " + c.error);
     return;
@@ -284,13 +379,23 @@ void add_context(const Suite& s) {
   benchmark::AddCustomContext("cluster_nodes", std::to_string(s.cluster.nodes.size()));
   benchmark::AddCustomContext("frames", std::to_string(o.frames));
   benchmark::AddCustomContext("min_seconds", fixed(o.min_seconds, 2));
-  benchmark::AddCustomContext("inflight", std::to_string(o.inflight));
+  benchmark::AddCustomContext("inflight", o.inflight_per_node > 0
+                                              ? std::to_string(o.inflight_per_node) + " per node"
+                                              : std::to_string(o.inflight));
   benchmark::AddCustomContext("warmup_frames", std::to_string(o.warmup_frames));
   benchmark::AddCustomContext("iterations", std::to_string(o.iterations));
   benchmark::AddCustomContext("zoo_experts", std::to_string(o.experts));
   benchmark::AddCustomContext("zoo_input", o.input);
   benchmark::AddCustomContext("zoo_seed", std::to_string(o.seed));
   benchmark::AddCustomContext("models_dir", o.models_dir.string());
+  benchmark::AddCustomContext("zoo_weights", o.weights ? "yes" : "no");
+  benchmark::AddCustomContext("objective", o.objective);
+  // Where auto's plan is another configuration's, that configuration's label carries the
+  // mark; the choice is also here, per size and node count, for a reader of the JSON.
+  for (const auto& choice : s.auto_choices)
+    benchmark::AddCustomContext("planner_choice/" + o.family + "/params:" + choice.size +
+                                    "/nodes:" + std::to_string(choice.nodes),
+                                choice.plan_label);
 }
 
 void register_all(Suite& s) {
@@ -352,7 +457,9 @@ int run_scaling_suite(const std::string& family, int argc, char** argv) {
     s.progress->note(std::to_string(s.configs.size()) + " configuration(s) x " +
                      std::to_string(o.repetitions) + " repetition(s) on " + std::to_string(size) +
                      " node(s), at least " + std::to_string(o.frames) + " frames and " +
-                     fixed(o.min_seconds, 2) + " s each, " + std::to_string(o.inflight) +
+                     fixed(o.min_seconds, 2) + " s each, " +
+                     (o.inflight_per_node > 0 ? std::to_string(o.inflight_per_node) + " per node"
+                                              : std::to_string(o.inflight)) +
                      " in flight");
   } catch (const std::exception& e) {
     std::cerr << "bench_" << family << "_scaling: error: " << e.what() << "\n";

@@ -26,7 +26,7 @@ vars=$(cat <<JSON
   "dpushard_families": ["cnn", "convvit"],
   "dpushard_sizes": ["1M"],
   "dpushard_node_counts": [1, 2],
-  "dpushard_strategies": ["experts", "replicate"],
+  "dpushard_strategies": ["experts", "replicate", "hybrid", "auto"],
   "dpushard_zoo_inputs": {"cnn": "64x64x3", "convvit": "64x64x3"},
   "models_preseed_caches": true,
   "sweep_frames": 4,
@@ -59,6 +59,12 @@ grep -q '^| link | emulated 1 Gbit/s (paced) |' "$results/report.md" || fail "th
 grep -q '^### Predicted and measured' "$results/report.md" || fail "no predicted/measured section"
 grep -q 'replicate (data-parallel baseline)' "$results/report.md" || fail "no data-parallel column"
 grep -q '^| 2 | ' "$results/report.md" || fail "no 2-node break-even row"
+# hybrid needs 4 nodes: not possible on 2, said so; auto's plan is one of the others, marked.
+grep -q '^| 1M | 2 | hybrid | not possible: ' "$results/report.md" || fail "hybrid on 2 nodes is not 'not possible'"
+grep -q '^### Strategies against one board and against replicate' "$results/report.md" ||
+  fail "no strategies section"
+grep -q ' ★ |' "$results/report.md" || fail "the planner's choice is not marked"
+grep -q '^- 1M on 2 nodes: the planner picks ' "$results/report.md" || fail "no planner's choice line"
 if grep -q '^## Failed configurations' "$results/report.md"; then
   sed -n '/^## Failed configurations/,/^## /p' "$results/report.md" >&2
   fail "some configurations failed"
@@ -78,8 +84,16 @@ for family in ("cnn", "convvit"):
         assert ctx.get(key), (family, key, ctx)
     # Two repetitions of each configuration, plus Google Benchmark's aggregates of them.
     runs = [b for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+    # hybrid on 2 nodes: not possible, nothing run; auto: measured as the strategy whose
+    # plan it is (marked in that one's label), or as its own row when no other has its plan.
+    hybrid = [b for b in runs if "strategy:hybrid" in b["run_name"]]
+    assert hybrid and all(b.get("error_occurred") and
+                          b["error_message"].startswith("not possible: ") for b in hybrid), hybrid
+    runs = [b for b in runs if b not in hybrid]
+    chosen = [b for b in runs if b.get("label", "").endswith("[planner's choice]")]
+    assert chosen, "no configuration carries the planner's choice"
     names = sorted({b["run_name"] for b in runs})
-    assert len(names) == 3, names  # 1 node, 2 nodes x {experts, replicate}
+    assert len(names) in (3, 4), names  # 1 node, 2 nodes x {experts, replicate} (+ auto)
     for name in names:
         assert sum(b["run_name"] == name for b in runs) == 2, (name, "repetitions")
     assert any(b.get("aggregate_name") == "mean" for b in doc["benchmarks"]), "no aggregates"

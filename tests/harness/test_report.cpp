@@ -250,6 +250,91 @@ TEST(ReportResults, AFailedConfigurationIsKeptWithItsError) {
   EXPECT_NE(md.find("node2 (127.0.0.1:7702) closed the connection"), std::string::npos);
 }
 
+// The suites' hybrid and auto: hybrid on 2 and 3 nodes is not possible (the planner would
+// fall back to replicate), auto's plan is the experts row's on 2 nodes (marked in its label,
+// not measured twice) and a plan of its own on 3 nodes (measured as strategy auto).
+json with_hybrid_and_auto() {
+  auto configs = testing::cnn_configs();
+  const std::vector<std::pair<std::string, double>> sizes = {
+      {"2M", 2.01e6}, {"5M", 4.98e6}, {"10M", 10.2e6}};
+  const std::vector<double> base = {100, 50, 20};
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    for (int n : {2, 3}) configs.push_back({sizes[i].first, sizes[i].second, n, "hybrid", 1});
+    configs.push_back({sizes[i].first, sizes[i].second, 3, "auto", base[i] * 2.95});
+  }
+  json doc = testing::benchmark_json("cnn", configs, "sim");
+  doc["context"]["objective"] = "throughput";
+  for (auto& e : doc["benchmarks"]) {
+    const std::string name = e["run_name"];
+    if (name.find("strategy:hybrid") != std::string::npos) {
+      e["error_occurred"] = true;
+      e["error_message"] =
+          "not possible: hybrid is not possible: needs at least 4 nodes; using replicate";
+      e["label"] = "replicate";
+    } else if (name.find("nodes:2/strategy:experts") != std::string::npos) {
+      e["label"] = "experts [planner's choice]";
+    } else if (name.find("nodes:3/strategy:auto") != std::string::npos) {
+      e["label"] = "pipeline [planner's choice]";
+    }
+  }
+  return doc;
+}
+
+TEST(ReportAnalysis, HybridAndAutoStandBesideTheOthersWithThePlannersChoiceMarked) {
+  const auto r = parse(with_hybrid_and_auto());
+  const auto a = report::analyze(r);
+  EXPECT_TRUE(a.failed.empty()) << "a strategy that does not exist is no failure";
+  EXPECT_EQ(a.objective, "throughput");
+  const auto& fa = a.families[0];
+  EXPECT_EQ((fa.strategies),
+            (std::vector<std::string>{"experts", "pipeline", "replicate", "hybrid", "auto"}));
+  EXPECT_EQ(find(fa.throughput_break_even, 2, "hybrid").kind, BreakEven::Kind::NotPossible);
+  EXPECT_EQ(find(fa.throughput_break_even, 3, "hybrid").kind, BreakEven::Kind::NotPossible);
+  EXPECT_EQ(find(fa.throughput_break_even, 3, "auto").kind, BreakEven::Kind::Always);
+
+  const report::Row* hybrid = fa.find("10M", 3, "hybrid");
+  ASSERT_NE(hybrid, nullptr);
+  EXPECT_TRUE(hybrid->m.not_possible);
+  EXPECT_EQ(hybrid->m.error, "hybrid is not possible: needs at least 4 nodes; using replicate");
+  const report::Row* experts = fa.find("10M", 2, "experts");
+  ASSERT_NE(experts, nullptr);
+  EXPECT_TRUE(experts->m.planner_choice);
+  EXPECT_EQ(experts->m.plan_label, "experts");
+  EXPECT_NEAR(experts->vs_replicate, 1.5 / 1.9, 1e-9);  // fps over replicate's on 2 nodes
+  const report::Row* chosen = fa.find("10M", 3, "auto");
+  ASSERT_NE(chosen, nullptr);
+  EXPECT_TRUE(chosen->m.planner_choice);
+  EXPECT_EQ(chosen->m.plan_label, "pipeline");
+  EXPECT_NEAR(chosen->speedup, 2.95, 1e-9);
+  EXPECT_NEAR(chosen->vs_replicate, 2.95 / 2.9, 1e-9);
+  EXPECT_FALSE(fa.find("10M", 3, "pipeline")->m.planner_choice);
+
+  const std::string md = report::render_markdown(r, a, {false, "test"});
+  EXPECT_NE(md.find("| 2 | 5M (1.10×) | > 10M (0.90× at 10M) | ≤ 2M (1.90×) | not possible | — |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("### Strategies against one board and against replicate"), std::string::npos);
+  EXPECT_NE(md.find("| 10M | 2 | experts ★ | 30.0 | 1.50× | 75 % | 0.79× |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 10M | 3 | auto: pipeline ★ | 59.0 | 2.95× | 98 % | 1.02× |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 10M | 3 | hybrid | not possible: hybrid is not possible: needs "
+                    "at least 4 nodes"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- 10M on 2 nodes: the planner picks experts (30.0 fps, 1.50×); highest "
+                    "throughput measured: replicate (38.0 fps, 1.90×)"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- 10M on 3 nodes: the planner picks pipeline (59.0 fps, 2.95×), the highest "
+                    "throughput measured"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find(" 1.50× (75 %) ★ |"), std::string::npos) << md;  // the speedup matrix
+  EXPECT_EQ(md.find("## Failed configurations"), std::string::npos);
+}
+
 TEST(ReportResults, OtherBenchmarksInTheFileAreIgnored) {
   json doc = testing::benchmark_json("cnn", testing::cnn_configs(), "sim");
   doc["benchmarks"].push_back({{"name", "BM_Transport/1048576"},

@@ -15,7 +15,8 @@
 namespace dpushard::report {
 namespace {
 
-const std::vector<std::string> kStrategyOrder = {"experts", "pipeline", "replicate"};
+const std::vector<std::string> kStrategyOrder = {"experts", "pipeline", "replicate", "hybrid",
+                                                 "auto"};
 
 int strategy_rank(const std::string& s) {
   const auto it = std::find(kStrategyOrder.begin(), kStrategyOrder.end(), s);
@@ -120,6 +121,12 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
     return ka < kb;
   });
 
+  for (auto& row : fa.rows) {
+    if (row.m.failed || row.m.nodes == 1) continue;
+    const Row* rep = fa.find(row.m.size, row.m.nodes, "replicate");
+    if (rep && !rep->m.failed && rep->m.fps > 0) row.vs_replicate = row.m.fps / rep->m.fps;
+  }
+
   for (int n : fa.node_counts) {
     if (n == 1) continue;
     for (const auto& s : fa.strategies) {
@@ -128,6 +135,9 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
         if (const Row* r = fa.find(size.label, n, s)) series.push_back(r);
       BreakEven t = break_even(series, &Row::speedup, &Row::speedup_lo, &Row::speedup_hi, min_gain);
       BreakEven l = break_even(series, &Row::latency_speedup, nullptr, nullptr, min_gain);
+      if (!series.empty() &&
+          std::all_of(series.begin(), series.end(), [](const Row* r) { return r->m.not_possible; }))
+        t.kind = l.kind = BreakEven::Kind::NotPossible;
       t.nodes = l.nodes = n;
       t.strategy = l.strategy = s;
       fa.throughput_break_even.push_back(t);
@@ -285,6 +295,15 @@ Analysis analyze(const RunResults& results, const AnalysisOptions& options) {
   a.modeled = backend_is_modeled(a.backend);
   a.timing_label = timing_label(a.backend);
   {
+    std::set<std::string> objectives;
+    for (const auto& suite : results.suites)
+      if (const std::string o = suite.get("objective"); !o.empty()) objectives.insert(o);
+    if (objectives.size() == 1)
+      a.objective = *objectives.begin();
+    else if (objectives.size() > 1)
+      a.objective = "mixed";
+  }
+  {
     std::set<std::string> emulation, gbps, latency;
     bool loopback = true;
     for (const auto& suite : results.suites) {
@@ -317,7 +336,7 @@ Analysis analyze(const RunResults& results, const AnalysisOptions& options) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<Measurement>> by_family;
   for (const auto& m : results.measurements) {
-    if (m.failed) a.failed.push_back(m);
+    if (m.failed && !m.not_possible) a.failed.push_back(m);
     if (!by_family.contains(m.family)) order.push_back(m.family);
     by_family[m.family].push_back(m);
   }

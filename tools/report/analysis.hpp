@@ -22,6 +22,9 @@ struct Row {
   // conservative way (lowest over highest, highest over lowest).
   double speedup_lo = 0;
   double speedup_hi = 0;
+  // fps / fps of replicate (data parallel) on as many nodes, the same model (0: no such
+  // measurement); the model-parallel plans' gain over simply running N copies.
+  double vs_replicate = 0;
   double fit = 0;     // measured fps / predicted fps (0: no prediction)
   std::string cause;  // for a fit off by more than kFitTolerance: the measured reason
 };
@@ -45,10 +48,11 @@ struct Size {
 // speedup's whole 95 % interval above 1 + the minimum gain (with one repetition, its value).
 struct BreakEven {
   enum class Kind {
-    Always,  // beats one node at every size measured, the smallest included
-    From,    // from `size` on
-    Never,   // not at the largest size measured
-    NoData,  // no successful measurement of this configuration
+    Always,       // beats one node at every size measured, the smallest included
+    From,         // from `size` on
+    Never,        // not at the largest size measured
+    NoData,       // no successful measurement of this configuration
+    NotPossible,  // the strategy exists on no size measured at this node count
   };
   int nodes = 0;
   std::string strategy;
@@ -60,10 +64,10 @@ struct BreakEven {
 
 struct FamilyAnalysis {
   std::string family;
-  std::vector<Size> sizes;                       // ascending by parameter count
-  std::vector<int> node_counts;                  // ascending, 1 included when measured
-  std::vector<std::string> strategies;           // experts, pipeline, replicate, then others
-  std::vector<Row> rows;                         // by size, node count, strategy
+  std::vector<Size> sizes;              // ascending by parameter count
+  std::vector<int> node_counts;         // ascending, 1 included when measured
+  std::vector<std::string> strategies;  // experts, pipeline, replicate, hybrid, auto, others
+  std::vector<Row> rows;                // by size, node count, strategy
   std::vector<BreakEven> throughput_break_even;  // by node count (> 1), strategy
   std::vector<BreakEven> latency_break_even;
 
@@ -101,6 +105,7 @@ struct Analysis {
   std::string timing_label;              // what the times come from: "sim backend: ..."
   std::string link_label;                // "emulated 1 Gbit/s (paced)", "unshaped (loopback)"
   double link_gbps = 0;
+  std::string objective;  // the plans' objective (the suites' context; empty: not recorded)
 };
 
 // Whether times on `backend` are modeled (sim), and where they come from, in words.

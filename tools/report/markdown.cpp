@@ -82,6 +82,16 @@ std::string run_value(const RunResults& r, const std::string& key, const std::st
   return json_text(r.env, key.c_str(), fallback);
 }
 
+// The strategy as the tables show it: the plan where it says more ("hybrid 2x experts",
+// "auto: experts"), and ★ on the planner's choice.
+std::string strategy_text(const Measurement& m) {
+  std::string text = m.strategy;
+  if (!m.plan_label.empty() && m.plan_label != m.strategy && m.nodes > 1 && !m.not_possible)
+    text = m.strategy == "hybrid" ? m.plan_label : m.strategy + ": " + m.plan_label;
+  if (m.planner_choice) text += " ★";
+  return text;
+}
+
 std::string host_line(const std::string& name, const json& h) {
   std::ostringstream out;
   out << name << " (" << json_text(h, "hostname", "?") << "): " << json_text(h, "cpu", "?") << ", "
@@ -224,14 +234,82 @@ void speedup_matrix(std::ostringstream& md, const FamilyAnalysis& fa) {
        << (base && !base->m.failed ? sig3(base->m.fps) : "—") << " |";
     for (const auto& [n, s] : configs) {
       const Row* r = fa.find(size.label, n, s);
-      if (!r || r->m.failed || !r->has_baseline)
+      if (r && r->m.not_possible)
+        md << " not possible |";
+      else if (!r || r->m.failed || !r->has_baseline)
         md << " — |";
       else
-        md << " " << fixed(r->speedup, 2) << "× (" << fixed(100 * r->efficiency, 0) << " %) |";
+        md << " " << fixed(r->speedup, 2) << "× (" << fixed(100 * r->efficiency, 0) << " %)"
+           << (r->m.planner_choice ? " ★" : "") << " |";
     }
     md << "\n";
   }
-  md << "\nSpeedup in throughput over one node, parallel efficiency in brackets.\n\n";
+  md << "\nSpeedup in throughput over one node, parallel efficiency in brackets; ★ the "
+        "planner's choice (`split --strategy auto`) for that size and node count.\n\n";
+}
+
+// Every strategy on N nodes against one board and against replicate (N copies of the model),
+// the planner's choice marked, and which strategy measured best.
+void strategies_section(std::ostringstream& md, const Analysis& a, const FamilyAnalysis& fa) {
+  bool any = false;
+  for (const auto& r : fa.rows) any = any || r.m.nodes > 1;
+  if (!any) return;
+  md << "### Strategies against one board and against replicate\n\n"
+     << "Each strategy on N nodes: throughput speedup over one node and parallel efficiency "
+        "(speedup / N), and its fps over replicate's on as many nodes (data parallel: N copies "
+        "of the whole model; above 1.00× the model-parallel plan beats simply copying). "
+        "★ marks the plan the planner picks (`split --strategy auto`, objective "
+     << (a.objective.empty() ? std::string("latency") : a.objective)
+     << "); where that plan is another row's it was measured once, as that row. Times are "
+     << (a.modeled ? "modeled" : "measured") << ".\n\n"
+     << "| size | nodes | strategy (plan) | fps | speedup vs 1 node | efficiency | vs replicate | "
+        "p50 ms | predicted fps |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : fa.rows) {
+    const Measurement& m = r.m;
+    if (m.nodes == 1) continue;
+    md << "| " << m.size << " | " << m.nodes << " | " << strategy_text(m) << " | ";
+    if (m.failed) {
+      md << (m.not_possible ? "not possible: " : "failed: ") << m.error << " | | | | | |\n";
+      continue;
+    }
+    md << sig3(m.fps) << " | "
+       << (r.has_baseline ? speedup_text(r.speedup, r.speedup_lo, r.speedup_hi) : "—") << " | "
+       << (r.has_baseline ? fixed(100 * r.efficiency, 0) + " %" : "—") << " | "
+       << (r.vs_replicate > 0 ? fixed(r.vs_replicate, 2) + "×" : "—") << " | " << sig3(m.p50_ms)
+       << " | " << (m.predicted_fps > 0 ? sig3(m.predicted_fps) : "—") << " |\n";
+  }
+  md << "\n";
+  // Per size and node count: the planner's choice against the best measured throughput.
+  std::vector<std::string> lines;
+  for (const auto& size : fa.sizes)
+    for (int n : fa.node_counts) {
+      if (n == 1) continue;
+      const Row* choice = nullptr;
+      const Row* best = nullptr;
+      for (const auto& r : fa.rows) {
+        if (r.m.size != size.label || r.m.nodes != n || r.m.failed) continue;
+        if (r.m.planner_choice && !choice) choice = &r;
+        if (!best || r.m.fps > best->m.fps) best = &r;
+      }
+      if (!choice || !best) continue;
+      std::string line =
+          "- " + size.label + " on " + std::to_string(n) + " nodes: the planner picks " +
+          (choice->m.plan_label.empty() ? choice->m.strategy : choice->m.plan_label) + " (" +
+          sig3(choice->m.fps) + " fps, " + fixed(choice->speedup, 2) + "×)";
+      if (best == choice)
+        line += ", the highest throughput measured";
+      else
+        line += "; highest throughput measured: " + strategy_text(best->m) + " (" +
+                sig3(best->m.fps) + " fps, " + fixed(best->speedup, 2) + "×)";
+      lines.push_back(line);
+    }
+  if (!lines.empty()) {
+    md << "The planner's choice for objective "
+       << (a.objective.empty() ? std::string("latency") : a.objective)
+       << " against the measured throughput:\n\n";
+    for (const auto& l : lines) md << l << "\n";
+    md << "\n";
+  }
 }
 
 void measurements_table(std::ostringstream& md, const FamilyAnalysis& fa) {
@@ -243,9 +321,10 @@ void measurements_table(std::ostringstream& md, const FamilyAnalysis& fa) {
   for (const auto& r : fa.rows) {
     const Measurement& m = r.m;
     md << "| " << m.size << " | " << (m.failed ? "—" : count(m.params)) << " | " << m.nodes << " | "
-       << m.strategy << " | ";
+       << strategy_text(m) << " | ";
     if (m.failed) {
-      md << "failed: " << m.error << " | | | | | | | | | | | | | | |\n";
+      md << (m.not_possible ? "not possible: " : "failed: ") << m.error
+         << " | | | | | | | | | | | | | | |\n";
       continue;
     }
     md << sig3(m.fps);
@@ -292,7 +371,7 @@ void fit_section(std::ostringstream& md, const FamilyAnalysis& fa) {
                                 : "not explained by the measured components (the timing "
                                   "model's own difference between planner and sim)";
     if (off_fit && r.m.params < kFitMinParams) reason += " (below " + count(kFitMinParams) + ")";
-    md << "| " << r.m.size << " | " << r.m.nodes << " | " << r.m.strategy << " | "
+    md << "| " << r.m.size << " | " << r.m.nodes << " | " << strategy_text(r.m) << " | "
        << sig3(r.m.predicted_fps) << " | " << sig3(r.m.fps) << " | " << fixed(r.fit, 2)
        << (off_fit ? " ⚠" : "") << " | " << reason << " |\n";
   }
@@ -309,6 +388,7 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
     figure(md, a, fa, "efficiency", "Parallel efficiency (speedup / nodes) against model size.");
   }
   speedup_matrix(md, fa);
+  strategies_section(md, a, fa);
   md << "### Latency\n\n";
   if (o.figures) figure(md, a, fa, "latency", "Latency per frame, p50 (solid) and p99 (dashed).");
   md << "### Bytes moved\n\n";
@@ -346,6 +426,8 @@ std::string break_even_cell(const BreakEven& be) {
       return be.size.label + " (" + at + ")";
     case BreakEven::Kind::Never:
       return "> " + be.size.label + " (" + at + " at " + be.size.label + ")";
+    case BreakEven::Kind::NotPossible:
+      return "not possible";
     case BreakEven::Kind::NoData:
       break;
   }

@@ -24,9 +24,11 @@ COLORS = {
     "experts": "tab:blue",
     "pipeline": "tab:orange",
     "replicate": "tab:gray",
+    "hybrid": "tab:green",
+    "auto": "tab:red",
 }
-OTHER_COLORS = ["tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive"]
-MARKERS = {"1": "o", "2": "o", "3": "s", "4": "^", "5": "D", "6": "v", "7": "P", "8": "X"}
+OTHER_COLORS = ["tab:purple", "tab:brown", "tab:pink", "tab:olive"]
+MARKERS = {"1": "o", "2": "o", "3": "s", "4": "^", "5": "D", "6": "v", "7": "P", "8": "X", "12": "*", "16": "h"}
 
 
 def color_of(key, assigned):

@@ -77,10 +77,24 @@ Measurement combine(const std::vector<const json*>& entries, const std::string& 
       if (string_field(*e, "run_type", "iteration") == "iteration") use.push_back(e);
   if (use.empty()) throw Error(where + ": no iteration or mean entry");
 
+  // "hybrid 2x experts [planner's choice]": the plan, and auto's mark (bench/scaling/suite.cpp).
+  static const std::string kChoiceMark = " [planner's choice]";
+  m.plan_label = string_field(*entries.front(), "label");
+  if (m.plan_label.size() >= kChoiceMark.size() &&
+      m.plan_label.compare(m.plan_label.size() - kChoiceMark.size(), kChoiceMark.size(),
+                           kChoiceMark) == 0) {
+    m.planner_choice = true;
+    m.plan_label.resize(m.plan_label.size() - kChoiceMark.size());
+  }
+  static const std::string kNotPossible = "not possible: ";
   for (const json* e : use) {
     if (e->value("error_occurred", false)) {
       m.failed = true;
       m.error = string_field(*e, "error_message", "failed");
+      if (m.error.rfind(kNotPossible, 0) == 0) {
+        m.not_possible = true;
+        m.error = m.error.substr(kNotPossible.size());
+      }
       return m;
     }
   }

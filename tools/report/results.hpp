@@ -24,7 +24,12 @@ struct Measurement {
   double params = 0;   // the model's actual parameter count
   double gmacs = 0;    // multiply-accumulates per frame, in billions
   int nodes = 1;
-  std::string strategy;  // "single" for the 1-node baseline, else experts|pipeline|replicate
+  // "single" for the 1-node baseline, else experts|pipeline|replicate|hybrid|auto
+  std::string strategy;
+  // What the plan is, from the suite's label ("hybrid 2x experts"; for auto, the plan it
+  // chose); empty when the suite gave none.
+  std::string plan_label;
+  bool planner_choice = false;  // `auto` picks this plan for its size and node count
   double fps = 0;
   double p50_ms = 0;
   double p90_ms = 0;
@@ -50,6 +55,9 @@ struct Measurement {
   double node_tx_bytes = 0;
   double link_paced = -1;  // share of runs with the link paced; -1: not recorded
   bool failed = false;     // the suite reported an error for this configuration
+  // The strategy does not exist on this many nodes (the planner would have fallen back to
+  // another; hybrid needs 4): failed too, but not a fault. `error` says why.
+  bool not_possible = false;
   std::string error;
 };
 
