@@ -18,6 +18,7 @@
 #include "dpushard/cluster.hpp"
 #include "dpushard/compiled_check.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/plan_yaml.hpp"
 
 namespace dpushard::cli {
 namespace {

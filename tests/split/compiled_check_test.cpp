@@ -13,6 +13,7 @@
 #include "cli_runner.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/compiled_check.hpp"
+#include "dpushard/plan_yaml.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/split.hpp"
 #include "dpushard/xmodel.hpp"

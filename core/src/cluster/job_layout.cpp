@@ -8,6 +8,7 @@
 
 #include "dpushard/builder.hpp"
 #include "dpushard/model_check.hpp"
+#include "dpushard/plan_check.hpp"
 #include "dpushard/regular_file.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/xmodel.hpp"

@@ -6,6 +6,7 @@
 
 #include "dpushard/cost.hpp"
 #include "dpushard/memory_budget.hpp"
+#include "dpushard/plan_check.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/split.hpp"
 #include "extract.hpp"

@@ -1,12 +1,10 @@
-#include "fragment_io.hpp"
+#include "dpushard/fragment_io.hpp"
 
 #include "dpushard/backend.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/xmodel.hpp"
 
 namespace dpushard {
-
-namespace split {
 
 Graph load_fragment(const Plan& plan, const PlanFragment& f, const std::filesystem::path& dir) {
   (void)plan;
@@ -50,10 +48,8 @@ Graph load_fragment(const Plan& plan, const PlanFragment& f, const std::filesyst
   return g;
 }
 
-}  // namespace split
-
 void check_plan_files(const Plan& plan, const std::filesystem::path& dir) {
-  for (const auto& f : plan.fragments) (void)split::load_fragment(plan, f, dir);
+  for (const auto& f : plan.fragments) (void)load_fragment(plan, f, dir);
 }
 
 }  // namespace dpushard

@@ -3,8 +3,9 @@
 
 #include "dpushard/backend.hpp"
 #include "dpushard/builder.hpp"
-#include "dpushard/plan.hpp"
-#include "fragment_io.hpp"
+#include "dpushard/fragment_io.hpp"
+#include "dpushard/local_run.hpp"
+#include "dpushard/plan_check.hpp"
 
 namespace dpushard {
 
@@ -13,7 +14,7 @@ std::vector<QTensor> run_plan_locally(const Plan& plan, const std::filesystem::p
                                       const LocalRunOptions& options) {
   check_plan(plan);
   std::vector<Graph> graphs;
-  for (const auto& f : plan.fragments) graphs.push_back(split::load_fragment(plan, f, dir));
+  for (const auto& f : plan.fragments) graphs.push_back(load_fragment(plan, f, dir));
 
   if (inputs.size() != plan.model_inputs.size())
     throw Error("run: the plan takes " + std::to_string(plan.model_inputs.size()) +
