@@ -23,7 +23,7 @@ struct PlanTensor {
   // False only for outputs of --no-output-fix plans: the fragment file ends at the float
   // before the fix. The runtime appends that fix (NAME__wire, fix_point and round_mode of the
   // reader's first fix) before sending, so int8 crosses here too, and the reader's first fix
-  // leaves it unchanged.
+  // leaves it unchanged: wire_fragment() in dpushard/fragment_io.hpp.
   bool fixed = true;
   RoundMode round_mode = RoundMode::Dpu;
 
