@@ -9,7 +9,8 @@
 #include <string>
 
 #include "dpushard/error.hpp"
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_format.hpp"
+#include "dpushard/plan_yaml.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -16,7 +16,7 @@
 #include "commands.hpp"
 #include "dpushard/micro.hpp"
 #include "dpushard/oracle_learn.hpp"
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_format.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/xmodel.hpp"
 #include "usage_error.hpp"

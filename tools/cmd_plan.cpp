@@ -12,7 +12,8 @@
 #include "dpushard/backend.hpp"
 #include "dpushard/compiled_check.hpp"
 #include "dpushard/error.hpp"
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_format.hpp"
+#include "dpushard/plan_yaml.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/xmodel.hpp"
 

@@ -19,6 +19,7 @@
 #include "dpushard/compiled_check.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/perf.hpp"
+#include "dpushard/plan_yaml.hpp"
 
 namespace dpushard::cli {
 namespace {

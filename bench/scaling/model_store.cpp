@@ -3,7 +3,9 @@
 #include <memory>
 
 #include "dpushard/error.hpp"
+#include "dpushard/fragment_io.hpp"
 #include "dpushard/perf.hpp"
+#include "dpushard/plan_yaml.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/split.hpp"
 #include "dpushard/xmodel.hpp"

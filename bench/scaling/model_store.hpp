@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_format.hpp"
 #include "scaling/options.hpp"
 
 namespace dpushard::bench {

@@ -10,7 +10,8 @@
 
 #include "dpushard/cluster.hpp"
 #include "dpushard/net.hpp"
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_format.hpp"
+#include "dpushard/plan_yaml.hpp"
 #include "dpushard/xmodel.hpp"
 
 namespace dpushard::cluster {

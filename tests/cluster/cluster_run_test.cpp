@@ -13,6 +13,7 @@
 #include "cluster/job_layout.hpp"
 #include "dpushard/builtin_backends.hpp"
 #include "dpushard/cluster.hpp"
+#include "dpushard/local_run.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/split.hpp"
 #include "dpushard/zoo.hpp"
@@ -81,10 +82,12 @@ class ClusterRunTest : public ::testing::Test {
 
   // Splits the family's model and writes the plan into its own folder.
   static std::pair<Plan, std::filesystem::path> plan_for(const std::string& family,
-                                                         Strategy strategy, int nodes) {
+                                                         Strategy strategy, int nodes,
+                                                         bool output_fix = true) {
     SplitOptions options;
     options.nodes = nodes;
     options.strategy = strategy;
+    options.output_fix = output_fix;
     SplitResult split = split_model(models_->at(family), options);
     const auto dir = *root_ / (family + "-" + std::string(strategy_name(strategy)) + "-" +
                                std::to_string(nodes) + "-" + std::to_string(++plans_));
@@ -311,6 +314,30 @@ TEST_F(ClusterRunTest, FolderOrFifoAsAFragmentIsNamed) {
     EXPECT_NE(error.find(kind == "folder" ? "is a directory" : "is a FIFO"), std::string::npos)
         << error;
   }
+}
+
+// A --no-output-fix plan: fragments end at a float, shipped in their wire form (the
+// NAME__wire fix appended, wire_fragment), so int8 crosses and the outputs are the whole
+// model's, as with `run --local`.
+TEST_F(ClusterRunTest, NoOutputFixPlanIsBitIdentical) {
+  const auto [plan, dir] = plan_for("cnn", Strategy::Pipeline, 3, false);
+  bool unfixed = false;
+  for (const PlanFragment& f : plan.fragments)
+    for (const PlanTensor& t : f.outputs) unfixed = unfixed || !t.fixed;
+  ASSERT_TRUE(unfixed) << "the plan has no unfixed output to wire";
+  const RunResult result = run_on_cluster(plan, dir, cluster(), quick());
+  ASSERT_TRUE(result.complete) << result.error;
+  const Graph& model = models_->at("cnn");
+  for (std::uint64_t frame = 0; frame < 6; ++frame)
+    EXPECT_EQ(result.frame_output_sha256[frame], reference_hashes(model, frame % 4))
+        << "frame " << frame;
+  std::vector<QTensor> inputs;
+  for (const QTensor& spec : input_specs(model))
+    inputs.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, 0));
+  std::vector<std::string> local;
+  for (const QTensor& output : run_plan_locally(plan, dir, inputs))
+    local.push_back(sha256_hex(output));
+  EXPECT_EQ(local, reference_hashes(model, 0));
 }
 
 // A fragment file replaced by garbage with its hash recorded in the plan: the hash check

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "dpushard/perf.hpp"
+#include "dpushard/plan_yaml.hpp"
 #include "dpushard/xmodel.hpp"
 #include "dpushard/zoo.hpp"
 #include "split/split_helpers.hpp"

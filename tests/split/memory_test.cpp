@@ -14,6 +14,8 @@
 #include "dpushard/builtin_backends.hpp"
 #include "dpushard/cost.hpp"
 #include "dpushard/memory_budget.hpp"
+#include "dpushard/plan_check.hpp"
+#include "dpushard/plan_yaml.hpp"
 #include "dpushard/split.hpp"
 #include "dpushard/xmodel.hpp"
 #include "dpushard/zoo.hpp"

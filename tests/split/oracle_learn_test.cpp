@@ -11,7 +11,7 @@
 #include "cli_runner.hpp"
 #include "dpushard/micro.hpp"
 #include "dpushard/oracle_learn.hpp"
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_format.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/xmodel.hpp"
 #include "xmodel/fixtures.hpp"

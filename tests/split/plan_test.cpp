@@ -7,6 +7,10 @@
 #include <functional>
 #include <set>
 
+#include "dpushard/fragment_io.hpp"
+#include "dpushard/local_run.hpp"
+#include "dpushard/plan_check.hpp"
+#include "dpushard/plan_yaml.hpp"
 #include "dpushard/sha256.hpp"
 #include "split/split_helpers.hpp"
 #include "xmodel/fixtures.hpp"

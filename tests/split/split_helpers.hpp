@@ -10,7 +10,9 @@
 
 #include "dpushard/backend.hpp"
 #include "dpushard/builder.hpp"
-#include "dpushard/plan.hpp"
+#include "dpushard/local_run.hpp"
+#include "dpushard/plan_format.hpp"
+#include "dpushard/plan_yaml.hpp"
 #include "dpushard/split.hpp"
 
 namespace dpushard::testing {

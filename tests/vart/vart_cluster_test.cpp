@@ -12,6 +12,7 @@
 #include "compile_equivalent.hpp"
 #include "double/vart_double.hpp"
 #include "dpushard/cluster.hpp"
+#include "dpushard/plan_yaml.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/split.hpp"
 #include "dpushard/vart_backend.hpp"

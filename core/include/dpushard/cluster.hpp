@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_format.hpp"
 #include "dpushard/protocol.hpp"
 
 namespace dpushard::cluster {

@@ -15,7 +15,7 @@
 
 #include "dpushard/graph.hpp"
 #include "dpushard/oracle.hpp"
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_format.hpp"
 
 namespace dpushard {
 

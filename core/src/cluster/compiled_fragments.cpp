@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "dpushard/regular_file.hpp"
+#include "dpushard/fragment_io.hpp"
 #include "dpushard/sha256.hpp"
 #include "net/auth.hpp"
 
@@ -19,13 +19,10 @@ std::vector<std::optional<WireFragment>> read_compiled_fragments(
       continue;
     }
     const std::filesystem::path path = plan_dir / fragment.compiled->file;
-    const std::string what =
-        "plan fragment '" + fragment.name + "': compiled file " + path.string();
-    std::string bytes = read_regular_file(path, what);
+    const std::string what = "plan fragment '" + fragment.name + "': compiled file";
+    std::string bytes = read_recorded_file(path, fragment.compiled->sha256, what);
     WireFragment wire;
     wire.sha = sha256(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
-    if (!net::digests_equal(wire.sha, sha256_from_hex(fragment.compiled->sha256)))
-      throw Error(what + " does not have the sha256 the plan records");
     wire.bytes = std::make_shared<const std::string>(std::move(bytes));
     out.push_back(std::move(wire));
   }

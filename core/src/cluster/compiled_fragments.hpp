@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "dpushard/backend.hpp"
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_format.hpp"
 #include "job_layout.hpp"
 
 namespace dpushard::cluster {

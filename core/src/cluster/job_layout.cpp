@@ -4,24 +4,14 @@
 
 #include "compiled_fragments.hpp"
 
-#include <algorithm>
-
-#include "dpushard/builder.hpp"
-#include "dpushard/model_check.hpp"
-#include "dpushard/regular_file.hpp"
+#include "dpushard/fragment_io.hpp"
+#include "dpushard/plan_check.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/xmodel.hpp"
-#include "net/auth.hpp"
 
 namespace dpushard::cluster {
 
 namespace {
-
-constexpr const char* kWireSuffix = "__wire";
-
-std::string read_file(const std::filesystem::path& path, const std::string& what) {
-  return read_regular_file(path, what + ": " + path.string());
-}
 
 net::Digest sha_of(const std::string& bytes) {
   return sha256(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
@@ -34,45 +24,19 @@ std::size_t index_of(const std::vector<PlanTensor>& tensors, const std::string& 
   throw Error(what + ": no tensor '" + name + "'");
 }
 
-// The fragment as shipped, and the plan output name of each of its graph outputs.
-std::pair<WireFragment, std::vector<std::string>> wire_fragment(
-    const PlanFragment& fragment, const std::filesystem::path& plan_dir) {
-  const std::string what = "plan fragment '" + fragment.name + "'";
-  std::string bytes = read_file(plan_dir / fragment.file, what);
-  const net::Digest recorded = sha256_from_hex(fragment.sha256);
-  if (!net::digests_equal(sha_of(bytes), recorded))
-    throw Error(what + ": " + (plan_dir / fragment.file).string() +
-                " does not have the sha256 the plan records");
-  // A matching hash says the bytes are the ones recorded, not that they are a model:
-  // nothing a worker would refuse is uploaded.
-  const std::string path = (plan_dir / fragment.file).string();
-  Graph graph;
-  try {
-    graph = parse_xmodel(bytes, path);
-    validate_loaded(graph);
-  } catch (const Error& e) {
-    const std::string reason = e.what();
-    throw Error(what + ": " + (reason.starts_with(path) ? reason : path + ": " + reason));
-  }
+// The fragment as shipped, and the plan output name of each of its graph outputs. The file
+// is read and checked once (read_fragment: its recorded sha256, a model a worker accepts,
+// the plan's inputs and outputs) and its bytes are shipped as written, unless an output is
+// unfixed (a --no-output-fix plan): then the fragment is sent in its wire form, as the
+// local runner runs it, so only int8 values travel.
+std::pair<WireFragment, std::vector<std::string>> wire_form(const PlanFragment& fragment,
+                                                            const std::filesystem::path& plan_dir) {
+  LoadedFragment loaded = read_fragment(fragment, plan_dir);
+  std::string bytes = std::move(loaded.bytes);
+  if (wire_fragment(loaded.graph, fragment)) bytes = serialize_xmodel(loaded.graph);
   std::vector<std::string> outputs;
-  for (const PlanTensor& t : fragment.outputs) outputs.push_back(t.name);
-  const bool all_fixed = std::all_of(fragment.outputs.begin(), fragment.outputs.end(),
-                                     [](const PlanTensor& t) { return t.fixed; });
-  if (!all_fixed) {
-    for (const PlanTensor& t : fragment.outputs) {
-      if (t.fixed) continue;
-      Op fix = make_fix_op(t.name + kWireSuffix, t.name, t.fix_point, t.round_mode);
-      fix.output.shape = t.shape;
-      graph.add_op(std::move(fix));
-    }
-    outputs.clear();
-    for (const Op* op : graph.outputs()) {
-      std::string name = op->name;
-      if (name.ends_with(kWireSuffix)) name.resize(name.size() - std::string(kWireSuffix).size());
-      outputs.push_back(name);
-    }
-    bytes = serialize_xmodel(graph);
-  }
+  for (const Op* op : loaded.graph.outputs())
+    outputs.push_back(plan_output_name(loaded.graph, *op));
   WireFragment wire;
   wire.sha = sha_of(bytes);
   wire.bytes = std::make_shared<const std::string>(std::move(bytes));
@@ -96,7 +60,7 @@ JobLayout make_job_layout(const Plan& plan, const std::filesystem::path& plan_di
   for (std::size_t k = 0; k < plan.fragments.size(); ++k) {
     const PlanFragment& fragment = plan.fragments[k];
     fragment_index[fragment.name] = k;
-    auto [wire, outputs] = wire_fragment(fragment, plan_dir);
+    auto [wire, outputs] = wire_form(fragment, plan_dir);
     layout.fragments.push_back(std::move(wire));
     graph_outputs.push_back(std::move(outputs));
     std::vector<net::Target> replicas;

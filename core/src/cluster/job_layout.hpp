@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_format.hpp"
 #include "dpushard/protocol.hpp"
 
 namespace dpushard::cluster {
@@ -38,7 +38,7 @@ struct JobLayout {
 // `node_names[i]` is the cluster name of plan node slot i. Reads every fragment file and
 // checks its sha256 against the plan. A fragment with an unfixed output (a
 // --no-output-fix plan) is shipped with a fix op appended to that output, exactly as the
-// local runner does, so only int8 values travel.
+// local runner does (wire_fragment, dpushard/fragment_io.hpp), so only int8 values travel.
 JobLayout make_job_layout(const Plan& plan, const std::filesystem::path& plan_dir,
                           const std::vector<std::string>& node_names);
 

@@ -11,6 +11,7 @@
 
 #include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/fragment_io.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
@@ -169,17 +170,11 @@ std::vector<std::string> check_compiled_plan(const Plan& plan, const std::filesy
     const std::filesystem::path path = dir / fragment.compiled->file;
     const std::string what =
         "fragment '" + fragment.name + "': compiled file " + fragment.compiled->file;
-    std::string sha;
-    try {
-      sha = sha256_file(path);
-    } catch (const Error& e) {
-      throw Error(what + ": " + e.what());
-    }
-    if (sha != fragment.compiled->sha256)
-      throw Error(what + " does not have the sha256 the plan records");
+    const std::string bytes = read_recorded_file(path, fragment.compiled->sha256,
+                                                 "fragment '" + fragment.name + "': compiled file");
     Graph compiled;
     try {
-      compiled = read_xmodel(path);
+      compiled = parse_xmodel(bytes, path.string());
     } catch (const Error& e) {
       throw Error(what + ": " + e.what());
     }

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "dpushard/graph.hpp"
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_format.hpp"
 #include "partition.hpp"
 
 namespace dpushard::split {

@@ -26,11 +26,6 @@ Strategy parse_strategy(std::string_view text) {
               "' (known: experts, pipeline, replicate, hybrid, auto)");
 }
 
-std::string PlanCandidate::label() const {
-  if (strategy != "hybrid" || replicas < 1 || inner_strategy.empty()) return strategy;
-  return strategy + " " + std::to_string(replicas) + "x " + inner_strategy;
-}
-
 std::string_view objective_name(Objective objective) {
   return objective == Objective::Latency ? "latency" : "throughput";
 }
@@ -39,18 +34,6 @@ Objective parse_objective(std::string_view text) {
   if (text == "latency") return Objective::Latency;
   if (text == "throughput") return Objective::Throughput;
   throw Error("unknown objective '" + std::string(text) + "' (known: latency, throughput)");
-}
-
-std::int64_t PlanTensor::element_count() const {
-  std::int64_t n = 1;
-  for (auto d : shape) n *= d;
-  return n;
-}
-
-const PlanFragment& Plan::fragment(std::string_view name) const {
-  for (const auto& f : fragments)
-    if (f.name == name) return f;
-  throw Error("plan: no fragment named '" + std::string(name) + "'");
 }
 
 }  // namespace dpushard

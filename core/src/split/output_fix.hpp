@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "dpushard/graph.hpp"
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_format.hpp"
 
 namespace dpushard::split {
 

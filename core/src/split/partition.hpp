@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_format.hpp"
 #include "dpushard/split.hpp"
 #include "unit_graph.hpp"
 

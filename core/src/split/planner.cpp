@@ -7,6 +7,7 @@
 
 #include "dpushard/cost.hpp"
 #include "dpushard/memory_budget.hpp"
+#include "dpushard/plan_check.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/split.hpp"
 #include "extract.hpp"
@@ -83,9 +84,8 @@ std::string format_ms(double ms) {
   return buf;
 }
 
-}  // namespace
-
-SplitResult split_model(const Graph& model, const SplitOptions& options) {
+// The model and the options as given: one line for the first fault.
+void check_model_and_options(const Graph& model, const SplitOptions& options) {
   if (options.nodes < 1)
     throw Error("split: --nodes must be at least 1, got " + std::to_string(options.nodes));
   if (!options.node_targets.empty() &&
@@ -100,14 +100,10 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   if (is_compiled(model))
     throw Error("split: '" + model.name() + "' is a compiled xmodel; split the _int.xmodel");
   validate(model);
-  const Oracle& oracle = options.oracle ? *options.oracle : Oracle::builtin();
-  std::unique_ptr<CostModel> own_cost;
-  if (!options.cost_model) {
-    RooflineParams params;
-    params.link_gbps = options.link_gbps;
-    own_cost = make_roofline_cost_model(params);
-  }
-  const CostModel& cost = options.cost_model ? *options.cost_model : *own_cost;
+}
+
+// --cuts and --replicas against the strategy asked for.
+void check_strategy_options(const SplitOptions& options) {
   if (!options.cuts.empty() && options.strategy != Strategy::Pipeline &&
       options.strategy != Strategy::Auto)
     throw Error("split: --cuts applies to the pipeline strategy only");
@@ -119,11 +115,13 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
                   std::to_string(options.nodes) +
                   " nodes: a hybrid needs at least 2 replicas of at least 2 nodes each");
   }
+}
 
-  std::vector<PlanAdjustment> adjustments;
-  // The output fix operator on layout ops: model outputs and requested cuts.
+// The output fix operator on layout ops: model outputs (with output_fix) and requested cuts.
+// Returns the model itself when nothing is inserted, else `transformed`.
+const Graph& with_output_fixes(const Graph& model, const SplitOptions& options, Graph& transformed,
+                               std::vector<PlanAdjustment>& adjustments) {
   const Graph* graph = &model;
-  Graph transformed;
   std::vector<std::string> to_fix;
   if (options.output_fix) to_fix = split::unfixed_layout_outputs(model);
   std::vector<PlanAdjustment> output_notes;
@@ -137,6 +135,53 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
     graph = &transformed;
   }
   adjustments.insert(adjustments.end(), output_notes.begin(), output_notes.end());
+  return *graph;
+}
+
+// One plan.fragments entry: an extracted fragment, its cost and the oracle's verdict.
+PlanFragment plan_fragment(const split::FragmentPart& part, const split::ExtractedFragment& ex,
+                           double compute_seconds, const SplitOptions& options,
+                           const Oracle& oracle, bool budgeted) {
+  PlanFragment pf;
+  pf.name = part.name;
+  pf.role = part.role;
+  pf.file = "fragments/" + part.name + "_int.xmodel";
+  pf.nodes = part.nodes;
+  pf.branches = part.branches;
+  pf.inputs = ex.inputs;
+  pf.outputs = ex.outputs;
+  const GraphCost gc = graph_cost(ex.graph);
+  pf.cost.ops = static_cast<std::int64_t>(ex.graph.size());
+  pf.cost.macs = gc.macs;
+  pf.cost.params = gc.params;
+  pf.cost.weight_bytes = gc.weight_bytes;
+  pf.cost.compute_ms = compute_seconds * 1e3;
+  if (budgeted)
+    pf.cost.memory_bytes = fragment_memory(ex.graph, options.frames_in_flight).total_bytes();
+  const FragmentVerdict verdict = oracle.judge(ex.graph);
+  pf.oracle_verdict = std::string(verdict_name(verdict.verdict));
+  pf.dpu_subgraphs = verdict.dpu_subgraphs;
+  for (const auto& finding : verdict.findings) pf.oracle_findings.push_back(to_finding(finding));
+  return pf;
+}
+
+}  // namespace
+
+SplitResult split_model(const Graph& model, const SplitOptions& options) {
+  check_model_and_options(model, options);
+  const Oracle& oracle = options.oracle ? *options.oracle : Oracle::builtin();
+  std::unique_ptr<CostModel> own_cost;
+  if (!options.cost_model) {
+    RooflineParams params;
+    params.link_gbps = options.link_gbps;
+    own_cost = make_roofline_cost_model(params);
+  }
+  const CostModel& cost = options.cost_model ? *options.cost_model : *own_cost;
+  check_strategy_options(options);
+
+  std::vector<PlanAdjustment> adjustments;
+  Graph transformed;
+  const Graph* graph = &with_output_fixes(model, options, transformed, adjustments);
 
   const split::UnitGraph units(*graph, oracle, cost);
   const split::NodeModels models = node_models(units, cost, options);
@@ -394,29 +439,9 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   plan.edges = extraction.edges;
   plan.adjustments = adjustments;
   for (std::size_t f = 0; f < partition.fragments.size(); ++f) {
-    const auto& part = partition.fragments[f];
     auto& ex = extraction.fragments[f];
-    PlanFragment pf;
-    pf.name = part.name;
-    pf.role = part.role;
-    pf.file = "fragments/" + part.name + "_int.xmodel";
-    pf.nodes = part.nodes;
-    pf.branches = part.branches;
-    pf.inputs = ex.inputs;
-    pf.outputs = ex.outputs;
-    const GraphCost gc = graph_cost(ex.graph);
-    pf.cost.ops = static_cast<std::int64_t>(ex.graph.size());
-    pf.cost.macs = gc.macs;
-    pf.cost.params = gc.params;
-    pf.cost.weight_bytes = gc.weight_bytes;
-    pf.cost.compute_ms = est.fragment_seconds[f] * 1e3;
-    if (budgeted)
-      pf.cost.memory_bytes = fragment_memory(ex.graph, options.frames_in_flight).total_bytes();
-    const FragmentVerdict verdict = oracle.judge(ex.graph);
-    pf.oracle_verdict = std::string(verdict_name(verdict.verdict));
-    pf.dpu_subgraphs = verdict.dpu_subgraphs;
-    for (const auto& finding : verdict.findings) pf.oracle_findings.push_back(to_finding(finding));
-    plan.fragments.push_back(std::move(pf));
+    plan.fragments.push_back(plan_fragment(partition.fragments[f], ex, est.fragment_seconds[f],
+                                           options, oracle, budgeted));
     result.fragments.push_back(std::move(ex.graph));
   }
   check_plan(plan);

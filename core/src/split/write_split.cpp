@@ -2,6 +2,7 @@
 // ours wrote there is replaced or removed; a folder holding anything else is refused.
 #include <set>
 
+#include "dpushard/plan_yaml.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/split.hpp"
 #include "dpushard/xmodel.hpp"

@@ -8,7 +8,8 @@
 
 #include "dpushard/atomic_file.hpp"
 #include "dpushard/backend.hpp"
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_check.hpp"
+#include "dpushard/plan_yaml.hpp"
 #include "dpushard/regular_file.hpp"
 #include "dpushard/yaml_reader.hpp"
 

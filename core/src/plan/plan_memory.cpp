@@ -1,9 +1,9 @@
-// Memory budgets of node slots (memory_misfit). Needs nothing but plan.hpp, so the plan.yaml
-// fuzzer links it with check_plan.
+// Memory budgets of node slots (memory_misfit). Needs nothing but plan_format.hpp, so the
+// plan.yaml fuzzer links it with check_plan.
 #include <cstdio>
 #include <map>
 
-#include "dpushard/memory_budget.hpp"
+#include "dpushard/plan_memory.hpp"
 
 namespace dpushard {
 

@@ -1,11 +1,12 @@
 // Plan validation: the plan in itself (check_plan; against its folder: check_plan_files in
 // fragment_io.cpp). Needs nothing but the graph module, so the plan.yaml fuzzer links it alone.
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
-#include "dpushard/memory_budget.hpp"
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_check.hpp"
+#include "dpushard/plan_memory.hpp"
 #include "dpushard/shape.hpp"
 
 namespace dpushard {

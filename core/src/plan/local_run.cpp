@@ -2,9 +2,9 @@
 #include <map>
 
 #include "dpushard/backend.hpp"
-#include "dpushard/builder.hpp"
-#include "dpushard/plan.hpp"
-#include "fragment_io.hpp"
+#include "dpushard/fragment_io.hpp"
+#include "dpushard/local_run.hpp"
+#include "dpushard/plan_check.hpp"
 
 namespace dpushard {
 
@@ -13,7 +13,7 @@ std::vector<QTensor> run_plan_locally(const Plan& plan, const std::filesystem::p
                                       const LocalRunOptions& options) {
   check_plan(plan);
   std::vector<Graph> graphs;
-  for (const auto& f : plan.fragments) graphs.push_back(split::load_fragment(plan, f, dir));
+  for (const auto& f : plan.fragments) graphs.push_back(load_fragment(f, dir));
 
   if (inputs.size() != plan.model_inputs.size())
     throw Error("run: the plan takes " + std::to_string(plan.model_inputs.size()) +
@@ -46,20 +46,9 @@ std::vector<QTensor> run_plan_locally(const Plan& plan, const std::filesystem::p
   for (std::size_t k = 0; k < plan.fragments.size(); ++k) {
     const PlanFragment& f = plan.fragments[k];
     Graph& g = graphs[k];
-    // A --no-output-fix output is a float value: quantize it here exactly as the reader's
-    // first fix does, so the int8 handed over equals what the reader computes from it.
-    std::vector<std::string> names;
-    for (const Op* o : g.outputs()) names.push_back(o->name);
-    for (auto& name : names) {
-      const PlanTensor* t = nullptr;
-      for (const auto& o : f.outputs)
-        if (o.name == name) t = &o;
-      if (t == nullptr || t->fixed) continue;
-      Op fix = make_fix_op(name + "__wire", name, t->fix_point, t->round_mode);
-      fix.output.shape = t->shape;
-      g.add_op(std::move(fix));
-      name += "__wire";
-    }
+    // A --no-output-fix output is a float value: it is quantized on the way out exactly as
+    // the reader's first fix does, as on a cluster, so int8 is handed over.
+    wire_fragment(g, f);
     auto backend = make_backend(options.backend, backend_options);
     backend->load(g);
     std::vector<QTensor> ins;
@@ -70,10 +59,7 @@ std::vector<QTensor> run_plan_locally(const Plan& plan, const std::filesystem::p
       throw Error("run: fragment '" + f.name + "' returned " + std::to_string(outs.size()) +
                   " outputs, expected " + std::to_string(produced.size()));
     for (std::size_t i = 0; i < outs.size(); ++i) {
-      std::string name = produced[i]->name;
-      if (name.size() > 6 && name.ends_with("__wire") && !g.find(name)->producers("input").empty())
-        name = g.find(name)->producers("input").front();
-      values[{f.name, name}] = std::move(outs[i]);
+      values[{f.name, plan_output_name(g, *produced[i])}] = std::move(outs[i]);
     }
   }
   std::vector<QTensor> result;

@@ -1,10 +1,9 @@
 #pragma once
-// A split plan: the fragments of one model, the node slot each runs on and the tensors that
-// flow between them. Stored as PLAN_DIR/plan.yaml beside PLAN_DIR/fragments/*_int.xmodel;
-// the schema is documented in docs/plan.md.
+// The plan format: the fragments of one model, the node slot each runs on and the tensors
+// that flow between them. Stored as PLAN_DIR/plan.yaml (plan_yaml.hpp) beside
+// PLAN_DIR/fragments/*_int.xmodel (fragment_io.hpp); the schema is documented in docs/plan.md.
 
 #include <cstdint>
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -13,7 +12,6 @@
 
 #include "dpushard/error.hpp"
 #include "dpushard/numerics.hpp"
-#include "dpushard/tensor.hpp"
 
 namespace dpushard {
 
@@ -25,7 +23,7 @@ struct PlanTensor {
   // False only for outputs of --no-output-fix plans: the fragment file ends at the float
   // before the fix. The runtime appends that fix (NAME__wire, fix_point and round_mode of the
   // reader's first fix) before sending, so int8 crosses here too, and the reader's first fix
-  // leaves it unchanged.
+  // leaves it unchanged: wire_fragment() in dpushard/fragment_io.hpp.
   bool fixed = true;
   RoundMode round_mode = RoundMode::Dpu;
 
@@ -170,29 +168,5 @@ struct Plan {
 
   const PlanFragment& fragment(std::string_view name) const;  // throws when unknown
 };
-
-// Writes `dir`/plan.yaml atomically.
-void write_plan(const Plan& plan, const std::filesystem::path& dir);
-std::string plan_to_yaml(const Plan& plan);
-// Reads `dir`/plan.yaml (or the file itself) and checks it is consistent in itself;
-// throws dpushard::Error with one line naming the field at fault.
-Plan read_plan(const std::filesystem::path& dir_or_file);
-Plan plan_from_yaml(const std::string& text, const std::string& origin);
-// Checks the plan's structure: known fragments and tensors in edges, every input fed once,
-// matching shapes and fix points, plan order. Throws naming the fragment or edge.
-void check_plan(const Plan& plan);
-// Checks the plan against its folder: fragment files exist, their sha256 match, and their
-// inputs and outputs are those the plan records.
-void check_plan_files(const Plan& plan, const std::filesystem::path& dir);
-
-struct LocalRunOptions {
-  std::string backend = "ref";
-  int threads = 1;
-};
-// Runs the plan's fragments in plan order in this process on `inputs` (the model's inputs
-// in order) and returns the model's outputs in order. Validates the folder first.
-std::vector<QTensor> run_plan_locally(const Plan& plan, const std::filesystem::path& dir,
-                                      const std::vector<QTensor>& inputs,
-                                      const LocalRunOptions& options = {});
 
 }  // namespace dpushard

@@ -1,0 +1,23 @@
+// The plan format's own helpers (dpushard/plan_format.hpp).
+#include "dpushard/plan_format.hpp"
+
+namespace dpushard {
+
+std::int64_t PlanTensor::element_count() const {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+const PlanFragment& Plan::fragment(std::string_view name) const {
+  for (const auto& f : fragments)
+    if (f.name == name) return f;
+  throw Error("plan: no fragment named '" + std::string(name) + "'");
+}
+
+std::string PlanCandidate::label() const {
+  if (strategy != "hybrid" || replicas < 1 || inner_strategy.empty()) return strategy;
+  return strategy + " " + std::to_string(replicas) + "x " + inner_strategy;
+}
+
+}  // namespace dpushard
