@@ -12,7 +12,7 @@
 #include "dpushard/error.hpp"
 #include "dpushard/oracle.hpp"
 #include "dpushard/perf.hpp"
-#include "dpushard/plan.hpp"
+#include "dpushard/plan_yaml.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {
