@@ -264,23 +264,21 @@ void write_plan(const Plan& plan, const std::filesystem::path& dir) {
   write_file_atomically(dir / "plan.yaml", plan_to_yaml(plan));
 }
 
-Plan plan_from_yaml(const std::string& text, const std::string& origin) {
-  const yaml::Document doc = yaml::Document::parse(text, origin);
-  const yaml::Map root = doc.root().map(
-      {"version",        "model",     "strategy",   "hybrid",    "requested_strategy", "objective",
-       "max_latency_ms", "nodes",     "output_fix", "link_gbps", "node_targets",       "cost_model",
-       "oracle",         "structure", "memory",     "predicted", "candidates",         "slots",
-       "fragments",      "edges",     "adjustments"});
-  Plan plan;
-  const yaml::Value version = root.get("version");
-  plan.version = version.int32();
-  if (plan.version != 1) version.fail("unsupported version " + std::to_string(plan.version));
+namespace {
+
+// The sections of plan.yaml, one reader each (docs/plan.md lists the fields).
+
+void read_model(const yaml::Map& root, Plan& plan) {
   const yaml::Map model = root.get("model").map({"file", "name", "sha256", "inputs", "outputs"});
   plan.model_file = model.get("file").text();
   plan.model_name = model.get("name").text();
   plan.model_sha256 = model.get("sha256").text();
   plan.model_inputs = read_tensors(model, "inputs");
   plan.model_outputs = read_tensors(model, "outputs");
+}
+
+// What was asked of the planner and what it was told about the cluster.
+void read_request(const yaml::Map& root, Plan& plan) {
   plan.strategy = root.get("strategy").text();
   if (auto hybrid = root.find("hybrid")) {
     const yaml::Map h = hybrid->map({"inner_strategy", "replicas"});
@@ -300,81 +298,123 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
     plan.cost_parameters[key] = v.number();
   plan.oracle = root.get("oracle").text();
   plan.structure = root.get("structure").text();
-  if (auto memory = root.find("memory")) {
-    const yaml::Map m =
-        memory->map({"budget_bytes", "board", "frames_in_flight", "node_budget_bytes"});
-    plan.memory.budget_bytes = m.get("budget_bytes").integer();
-    plan.memory.board = m.get("board").text();
-    plan.memory.frames_in_flight = m.get("frames_in_flight").int32();
-    if (auto budgets = m.find("node_budget_bytes"))
-      for (const yaml::Value& b : budgets->list())
-        plan.memory.node_budget_bytes.push_back(b.integer());
+}
+
+void read_memory(const yaml::Map& root, Plan& plan) {
+  const auto memory = root.find("memory");
+  if (!memory) return;
+  const yaml::Map m =
+      memory->map({"budget_bytes", "board", "frames_in_flight", "node_budget_bytes"});
+  plan.memory.budget_bytes = m.get("budget_bytes").integer();
+  plan.memory.board = m.get("board").text();
+  plan.memory.frames_in_flight = m.get("frames_in_flight").int32();
+  if (auto budgets = m.find("node_budget_bytes"))
+    for (const yaml::Value& b : budgets->list())
+      plan.memory.node_budget_bytes.push_back(b.integer());
+}
+
+PlanCandidate read_candidate(const yaml::Value& item) {
+  const yaml::Map m =
+      item.map({"strategy", "inner_strategy", "replicas", "not_possible", "latency_ms",
+                "throughput_fps", "wire_bytes_per_frame", "io_bytes_per_frame"});
+  PlanCandidate c;
+  c.strategy = m.get("strategy").text();
+  if (auto inner = m.find("inner_strategy")) {
+    c.inner_strategy = inner->text();
+    c.replicas = m.get("replicas").int32();
   }
+  if (auto note = m.find("not_possible"))
+    c.note = note->text();
+  else
+    c.predicted = read_prediction(m);
+  return c;
+}
+
+PlanCompiled read_compiled(const yaml::Value& value) {
+  const yaml::Map m = value.map({"file", "sha256", "dpu_fingerprint"});
+  PlanCompiled compiled;
+  compiled.file = m.get("file").text();
+  compiled.sha256 = m.get("sha256").text();
+  const yaml::Value fp = m.get("dpu_fingerprint");
+  try {
+    compiled.dpu_fingerprint = parse_fingerprint(fp.text(), "value");
+  } catch (const Error& e) {
+    fp.fail(e.what());
+  }
+  if (compiled.dpu_fingerprint == 0) fp.fail("must not be 0");
+  return compiled;
+}
+
+PlanFragment read_fragment_entry(const yaml::Value& item) {
+  const yaml::Map node = item.map({"name", "role", "file", "sha256", "nodes", "branches", "inputs",
+                                   "outputs", "cost", "oracle", "compiled"});
+  PlanFragment pf;
+  pf.name = node.get("name").text();
+  pf.role = node.get("role").text();
+  pf.file = node.get("file").text();
+  pf.sha256 = node.get("sha256").text();
+  pf.nodes = read_ints(node.get("nodes"));
+  if (auto branches = node.find("branches")) pf.branches = branches->texts();
+  pf.inputs = read_tensors(node, "inputs");
+  pf.outputs = read_tensors(node, "outputs");
+  const yaml::Map c =
+      node.get("cost").map({"ops", "macs", "params", "weight_bytes", "compute_ms", "memory_bytes"});
+  pf.cost.ops = c.get("ops").integer();
+  pf.cost.macs = c.get("macs").integer();
+  pf.cost.params = c.get("params").integer();
+  pf.cost.weight_bytes = c.get("weight_bytes").integer();
+  pf.cost.compute_ms = c.get("compute_ms").number();
+  if (auto memory = c.find("memory_bytes")) pf.cost.memory_bytes = memory->integer();
+  const yaml::Map o = node.get("oracle").map({"verdict", "dpu_subgraphs", "findings"});
+  pf.oracle_verdict = o.get("verdict").text();
+  pf.dpu_subgraphs = o.get("dpu_subgraphs").int32();
+  for (const yaml::Value& f : optional_list(o, "findings")) {
+    const yaml::Map fm = f.map({"op", "rule", "verdict", "reason"});
+    pf.oracle_findings.push_back({fm.get("op").text(), fm.get("rule").text(),
+                                  fm.get("verdict").text(), fm.get("reason").text()});
+  }
+  if (auto compiled = node.find("compiled")) pf.compiled = read_compiled(*compiled);
+  return pf;
+}
+
+// Slots are derived; when present they must agree with the fragments' nodes.
+void check_slots(const yaml::Map& root, const Plan& plan) {
+  for (const yaml::Value& item : optional_list(root, "slots")) {
+    const yaml::Map slot = item.map({"node", "fragments"});
+    const int node = slot.get("node").int32();
+    for (const auto& name : slot.get("fragments").texts()) {
+      bool ok = false;
+      for (const auto& pf : plan.fragments)
+        if (pf.name == name)
+          for (int k : pf.nodes) ok = ok || k == node;
+      if (!ok) item.fail("fragment '" + name + "' does not list node " + std::to_string(node));
+    }
+  }
+}
+
+}  // namespace
+
+Plan plan_from_yaml(const std::string& text, const std::string& origin) {
+  const yaml::Document doc = yaml::Document::parse(text, origin);
+  const yaml::Map root = doc.root().map(
+      {"version",        "model",     "strategy",   "hybrid",    "requested_strategy", "objective",
+       "max_latency_ms", "nodes",     "output_fix", "link_gbps", "node_targets",       "cost_model",
+       "oracle",         "structure", "memory",     "predicted", "candidates",         "slots",
+       "fragments",      "edges",     "adjustments"});
+  Plan plan;
+  const yaml::Value version = root.get("version");
+  plan.version = version.int32();
+  if (plan.version != 1) version.fail("unsupported version " + std::to_string(plan.version));
+  read_model(root, plan);
+  read_request(root, plan);
+  read_memory(root, plan);
   plan.predicted = read_prediction(
       root.get("predicted")
           .map({"latency_ms", "throughput_fps", "wire_bytes_per_frame", "io_bytes_per_frame"}));
-  for (const yaml::Value& item : optional_list(root, "candidates")) {
-    const yaml::Map m =
-        item.map({"strategy", "inner_strategy", "replicas", "not_possible", "latency_ms",
-                  "throughput_fps", "wire_bytes_per_frame", "io_bytes_per_frame"});
-    PlanCandidate c;
-    c.strategy = m.get("strategy").text();
-    if (auto inner = m.find("inner_strategy")) {
-      c.inner_strategy = inner->text();
-      c.replicas = m.get("replicas").int32();
-    }
-    if (auto note = m.find("not_possible")) {
-      c.note = note->text();
-    } else {
-      c.predicted = read_prediction(m);
-    }
-    plan.candidates.push_back(std::move(c));
-  }
-  for (const yaml::Value& item : root.get("fragments").list()) {
-    const yaml::Map node = item.map({"name", "role", "file", "sha256", "nodes", "branches",
-                                     "inputs", "outputs", "cost", "oracle", "compiled"});
-    PlanFragment pf;
-    pf.name = node.get("name").text();
-    pf.role = node.get("role").text();
-    pf.file = node.get("file").text();
-    pf.sha256 = node.get("sha256").text();
-    pf.nodes = read_ints(node.get("nodes"));
-    if (auto branches = node.find("branches")) pf.branches = branches->texts();
-    pf.inputs = read_tensors(node, "inputs");
-    pf.outputs = read_tensors(node, "outputs");
-    const yaml::Map c = node.get("cost").map(
-        {"ops", "macs", "params", "weight_bytes", "compute_ms", "memory_bytes"});
-    pf.cost.ops = c.get("ops").integer();
-    pf.cost.macs = c.get("macs").integer();
-    pf.cost.params = c.get("params").integer();
-    pf.cost.weight_bytes = c.get("weight_bytes").integer();
-    pf.cost.compute_ms = c.get("compute_ms").number();
-    if (auto memory = c.find("memory_bytes")) pf.cost.memory_bytes = memory->integer();
-    const yaml::Map o = node.get("oracle").map({"verdict", "dpu_subgraphs", "findings"});
-    pf.oracle_verdict = o.get("verdict").text();
-    pf.dpu_subgraphs = o.get("dpu_subgraphs").int32();
-    for (const yaml::Value& f : optional_list(o, "findings")) {
-      const yaml::Map fm = f.map({"op", "rule", "verdict", "reason"});
-      pf.oracle_findings.push_back({fm.get("op").text(), fm.get("rule").text(),
-                                    fm.get("verdict").text(), fm.get("reason").text()});
-    }
-    if (auto compiled_node = node.find("compiled")) {
-      const yaml::Map c2 = compiled_node->map({"file", "sha256", "dpu_fingerprint"});
-      PlanCompiled compiled;
-      compiled.file = c2.get("file").text();
-      compiled.sha256 = c2.get("sha256").text();
-      const yaml::Value fp = c2.get("dpu_fingerprint");
-      const std::string fp_text = fp.text();
-      try {
-        compiled.dpu_fingerprint = parse_fingerprint(fp_text, "value");
-      } catch (const Error& e) {
-        fp.fail(e.what());
-      }
-      if (compiled.dpu_fingerprint == 0) fp.fail("must not be 0");
-      pf.compiled = std::move(compiled);
-    }
-    plan.fragments.push_back(std::move(pf));
-  }
+  for (const yaml::Value& item : optional_list(root, "candidates"))
+    plan.candidates.push_back(read_candidate(item));
+  for (const yaml::Value& item : root.get("fragments").list())
+    plan.fragments.push_back(read_fragment_entry(item));
   for (const yaml::Value& item : root.get("edges").list()) {
     const yaml::Map e = item.map({"from", "output", "to", "input", "bytes"});
     plan.edges.push_back({e.get("from").text(), e.get("output").text(), e.get("to").text(),
@@ -392,18 +432,7 @@ Plan plan_from_yaml(const std::string& text, const std::string& origin) {
   } catch (const Error& e) {
     doc.fail(e.what());
   }
-  // Slots are derived; when present they must agree with the fragments' nodes.
-  for (const yaml::Value& item : optional_list(root, "slots")) {
-    const yaml::Map slot = item.map({"node", "fragments"});
-    const int node = slot.get("node").int32();
-    for (const auto& name : slot.get("fragments").texts()) {
-      bool ok = false;
-      for (const auto& pf : plan.fragments)
-        if (pf.name == name)
-          for (int k : pf.nodes) ok = ok || k == node;
-      if (!ok) item.fail("fragment '" + name + "' does not list node " + std::to_string(node));
-    }
-  }
+  check_slots(root, plan);
   return plan;
 }
 
