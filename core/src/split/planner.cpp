@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "candidates.hpp"
 #include "dpushard/cost.hpp"
 #include "dpushard/memory_budget.hpp"
 #include "dpushard/plan_check.hpp"
@@ -75,13 +76,6 @@ split::NodeModels node_models(const split::UnitGraph& units, const CostModel& co
     models.speed[n] = speed[c];
   }
   return models;
-}
-
-// Milliseconds for messages: three decimals, as `split` prints them.
-std::string format_ms(double ms) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f", ms);
-  return buf;
 }
 
 // The model and the options as given: one line for the first fault.
@@ -204,10 +198,7 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   if (!cut_positions.empty() && options.nodes < 2)
     throw Error("split: --cuts needs at least 2 nodes");
 
-  // Candidates.
-  std::vector<PlanCandidate> candidates;
-  std::vector<std::optional<Partition>> partitions;
-  std::vector<std::string> misfits;  // per candidate: why it does not fit its nodes' memory
+  // Candidates, and the one the plan is made of.
   const bool budgeted =
       options.memory_budget_bytes > 0 ||
       std::any_of(options.node_memory_budget_bytes.begin(), options.node_memory_budget_bytes.end(),
@@ -215,180 +206,13 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   const bool priced = cost.prices_fragments() ||
                       std::any_of(models.cost.begin(), models.cost.end(),
                                   [](const CostModel* c) { return c->prices_fragments(); });
-  auto consider = [&](const std::string& name, std::optional<Partition> p, const std::string& why,
-                      const std::string& inner = "", int replicas = 0) {
-    PlanCandidate c;
-    c.strategy = name;
-    c.inner_strategy = inner;
-    c.replicas = replicas;
-    std::string misfit;
-    if (p && (priced || budgeted)) {
-      const auto ex = split::extract(units, *p, options.output_fix, split::Weights::LeftOut);
-      if (budgeted)
-        misfit = split::partition_fit(ex, *p, options.frames_in_flight, options.memory_budget_bytes,
-                                      options.memory_board, options.node_memory_budget_bytes,
-                                      options.node_targets)
-                     .misfit.value_or("");
-      if (priced) {
-        const auto prices = split::price_fragments(ex, *p, cost, &models);
-        c.predicted =
-            split::estimate(units, *p, cost, options.output_fix, &prices, &models).predicted;
-      } else {
-        c.predicted =
-            split::estimate(units, *p, cost, options.output_fix, nullptr, &models).predicted;
-      }
-      if (!misfit.empty()) {  // proposed only when it fits
-        c = PlanCandidate{};
-        c.strategy = name;
-        c.inner_strategy = inner;
-        c.replicas = replicas;
-        c.note = "does not fit: " + misfit;
-        p.reset();
-      }
-    } else if (p) {
-      c.predicted =
-          split::estimate(units, *p, cost, options.output_fix, nullptr, &models).predicted;
-    } else {
-      c.note = why;
-    }
-    candidates.push_back(c);
-    partitions.push_back(std::move(p));
-    misfits.push_back(misfit);
-  };
-  if (options.nodes == 1) {
-    Partition p = split::whole_model(units, "replicate", {0});
-    p.structure = "one node: the whole model is one fragment";
-    consider("replicate", std::move(p), "");
-  } else {
-    consider("replicate", split::plan_replicate(input), "");
-    std::string why;
-    auto pipe = split::plan_pipeline(input, cut_positions, why);
-    consider("pipeline", std::move(pipe), why);
-    why.clear();
-    auto experts = split::plan_experts(input, why);
-    consider("experts", std::move(experts), why);
-    // Hybrids: R replicas of experts or pipeline on k nodes each, for every nodes = R x k.
-    auto hybrids = split::plan_hybrids(input, options.replicas);
-    for (auto& h : hybrids)
-      consider("hybrid", std::move(h.partition), h.why_not, h.inner_strategy, h.replicas);
-    if (hybrids.empty())
-      consider("hybrid", std::nullopt,
-               "needs at least 2 replicas of at least 2 nodes each; " +
-                   std::to_string(options.nodes) + " nodes are too few");
-  }
-  auto index_of = [&](const std::string& name) -> std::optional<std::size_t> {
-    for (std::size_t i = 0; i < candidates.size(); ++i)
-      if (candidates[i].strategy == name && partitions[i]) return i;
-    return std::nullopt;
-  };
-
-  // The latency bound (--max-latency-ms): a candidate whose predicted latency exceeds it is
-  // out of the running; none left is an error naming the best latency reachable.
-  const double bound = options.max_latency_ms;
-  auto meets_bound = [&](std::size_t i) {
-    return partitions[i] && (bound <= 0 || candidates[i].predicted.latency_ms <= bound);
-  };
-  auto best_latency = [&] {
-    std::optional<std::size_t> best;
-    for (std::size_t i = 0; i < candidates.size(); ++i)
-      if (partitions[i] &&
-          (!best || candidates[i].predicted.latency_ms < candidates[*best].predicted.latency_ms))
-        best = i;
-    return *best;  // replicate is always possible
-  };
-  auto bound_error = [&](const std::string& what) {
-    const auto& best = candidates[best_latency()];
-    return Error("split: " + what + " --max-latency-ms " + format_ms(bound) +
-                 ": the best predicted latency reachable on " + std::to_string(options.nodes) +
-                 " node" + (options.nodes == 1 ? "" : "s") + " is " +
-                 format_ms(best.predicted.latency_ms) + " ms (" + best.label() + ")");
-  };
-
-  // The best hybrid for the objective: among those meeting the bound if any do.
-  auto best_hybrid = [&] {
-    std::optional<std::size_t> best;
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      if (candidates[i].strategy != "hybrid" || !partitions[i]) continue;
-      if (!best || (meets_bound(i) && !meets_bound(*best)) ||
-          (meets_bound(i) == meets_bound(*best) &&
-           split::better_prediction(candidates[i].predicted, candidates[*best].predicted,
-                                    options.objective)))
-        best = i;
-    }
-    return best;
-  };
-
-  std::size_t chosen = 0;
+  const split::CandidatePricing pricing{cost, models, options, priced, budgeted};
+  split::CandidateSet set = split::gather_candidates(input, pricing, cut_positions);
+  const std::size_t chosen = split::choose_candidate(set, options, adjustments);
   const std::string requested(strategy_name(options.strategy));
-  auto misfit_of = [&](const std::string& name) {
-    for (std::size_t i = 0; i < candidates.size(); ++i)
-      if (candidates[i].strategy == name && !misfits[i].empty()) return misfits[i];
-    return std::string();
-  };
-  if (options.nodes == 1 || options.strategy != Strategy::Auto) {
-    const std::string asked = options.nodes == 1 ? "replicate" : requested;
-    if (const std::string misfit = misfit_of(asked); !misfit.empty())
-      throw Error("split: " + misfit + " (the " + requested + " plan on " +
-                  std::to_string(options.nodes) + " node" + (options.nodes == 1 ? "" : "s") + ")");
-  } else if (std::none_of(partitions.begin(), partitions.end(),
-                          [](const auto& p) { return p.has_value(); })) {
-    std::string all;
-    for (std::size_t i = 0; i < candidates.size(); ++i)
-      all += (all.empty() ? "" : "; ") + candidates[i].strategy + ": " +
-             (misfits[i].empty() ? candidates[i].note : misfits[i]);
-    throw Error("split: no plan on " + std::to_string(options.nodes) + " nodes fits: " + all);
-  }
-  if (options.nodes == 1) {
-    chosen = 0;
-  } else if (options.strategy == Strategy::Auto) {
-    std::optional<std::size_t> best;
-    for (std::size_t i = 0; i < candidates.size(); ++i)
-      if (meets_bound(i) &&
-          (!best || split::better_prediction(candidates[i].predicted, candidates[*best].predicted,
-                                             options.objective)))
-        best = i;
-    if (!best) throw bound_error("no plan meets");
-    chosen = *best;
-    for (std::size_t i = 0; i < candidates.size(); ++i)
-      if (partitions[i] && !meets_bound(i))
-        adjustments.push_back({"latency_bound", candidates[i].label(), candidates[chosen].label(),
-                               candidates[i].label() + " left out: predicted latency " +
-                                   format_ms(candidates[i].predicted.latency_ms) +
-                                   " ms exceeds --max-latency-ms " + format_ms(bound)});
-  } else if (auto h = best_hybrid(); options.strategy == Strategy::Hybrid && h) {
-    chosen = *h;
-  } else if (auto i = index_of(requested)) {
-    chosen = *i;
-  } else {
-    // Fall back: experts -> pipeline -> replicate, saying why.
-    std::string why;
-    for (const auto& c : candidates)
-      if (c.strategy == requested && why.empty()) why = c.note;
-    std::optional<std::size_t> fallback;
-    if (options.strategy == Strategy::Experts) fallback = index_of("pipeline");
-    if (!fallback) fallback = index_of("replicate");
-    if (!fallback)
-      throw Error("split: " + requested + " is not possible: " + why + "; and " +
-                  misfit_of("replicate") + " (replicate)");
-    chosen = *fallback;
-    adjustments.push_back(
-        {"fallback", requested, candidates[chosen].strategy,
-         requested + " is not possible: " + why + "; using " + candidates[chosen].strategy});
-  }
-  if (!meets_bound(chosen))
-    throw bound_error("the " + candidates[chosen].label() + " plan's predicted latency " +
-                      format_ms(candidates[chosen].predicted.latency_ms) + " ms exceeds");
-  // Plans left out for memory, and the one line a model too large for one board gets.
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (misfits[i].empty()) continue;
-    const std::string& to = candidates[chosen].strategy;
-    adjustments.push_back({"memory", candidates[i].strategy, to,
-                           candidates[i].strategy == "replicate"
-                               ? "the whole model fits no single " + options.memory_board + " (" +
-                                     misfits[i] + "): only model-parallel plans; using " + to
-                               : candidates[i].strategy + " left out: " + misfits[i]});
-  }
-  Partition partition = std::move(*partitions[chosen]);
+  const double bound = options.max_latency_ms;
+  const auto& candidates = set.candidates;
+  Partition partition = std::move(*set.partitions[chosen]);
   adjustments.insert(adjustments.end(), partition.adjustments.begin(), partition.adjustments.end());
   if (options.nodes == 1 && options.strategy != Strategy::Replicate &&
       options.strategy != Strategy::Hybrid && options.strategy != Strategy::Auto)

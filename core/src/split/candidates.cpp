@@ -1,0 +1,252 @@
+#include "candidates.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "extract.hpp"
+#include "memory_fit.hpp"
+
+namespace dpushard::split {
+namespace {
+
+// Prices `p` (or records why it is not possible, or does not fit) and adds it to `set`.
+void consider(CandidateSet& set, const StrategyInput& input, const CandidatePricing& pricing,
+              const std::string& name, std::optional<Partition> p, const std::string& why,
+              const std::string& inner = "", int replicas = 0) {
+  const SplitOptions& options = pricing.options;
+  PlanCandidate c;
+  c.strategy = name;
+  c.inner_strategy = inner;
+  c.replicas = replicas;
+  std::string misfit;
+  if (p && (pricing.priced || pricing.budgeted)) {
+    const auto ex = extract(input.graph, *p, options.output_fix, Weights::LeftOut);
+    if (pricing.budgeted)
+      misfit = partition_fit(ex, *p, options.frames_in_flight, options.memory_budget_bytes,
+                             options.memory_board, options.node_memory_budget_bytes,
+                             options.node_targets)
+                   .misfit.value_or("");
+    if (pricing.priced) {
+      const auto prices = price_fragments(ex, *p, pricing.cost, &pricing.models);
+      c.predicted =
+          estimate(input.graph, *p, pricing.cost, options.output_fix, &prices, &pricing.models)
+              .predicted;
+    } else {
+      c.predicted =
+          estimate(input.graph, *p, pricing.cost, options.output_fix, nullptr, &pricing.models)
+              .predicted;
+    }
+    if (!misfit.empty()) {  // proposed only when it fits
+      c = PlanCandidate{};
+      c.strategy = name;
+      c.inner_strategy = inner;
+      c.replicas = replicas;
+      c.note = "does not fit: " + misfit;
+      p.reset();
+    }
+  } else if (p) {
+    c.predicted =
+        estimate(input.graph, *p, pricing.cost, options.output_fix, nullptr, &pricing.models)
+            .predicted;
+  } else {
+    c.note = why;
+  }
+  set.candidates.push_back(c);
+  set.partitions.push_back(std::move(p));
+  set.misfits.push_back(misfit);
+}
+
+// The latency bound (--max-latency-ms): a candidate whose predicted latency exceeds it is
+// out of the running; none left is an error naming the best latency reachable.
+class LatencyBound {
+ public:
+  LatencyBound(const CandidateSet& set, const SplitOptions& options)
+      : set_(set), options_(options), bound_(options.max_latency_ms) {}
+
+  bool met_by(std::size_t i) const {
+    return set_.partitions[i] && (bound_ <= 0 || set_.candidates[i].predicted.latency_ms <= bound_);
+  }
+
+  Error error(const std::string& what) const {
+    const auto& best = set_.candidates[best_latency()];
+    return Error("split: " + what + " --max-latency-ms " + format_ms(bound_) +
+                 ": the best predicted latency reachable on " + std::to_string(options_.nodes) +
+                 " node" + (options_.nodes == 1 ? "" : "s") + " is " +
+                 format_ms(best.predicted.latency_ms) + " ms (" + best.label() + ")");
+  }
+
+  double ms() const { return bound_; }
+
+ private:
+  std::size_t best_latency() const {
+    std::optional<std::size_t> best;
+    const auto& c = set_.candidates;
+    for (std::size_t i = 0; i < c.size(); ++i)
+      if (set_.partitions[i] &&
+          (!best || c[i].predicted.latency_ms < c[*best].predicted.latency_ms))
+        best = i;
+    return *best;  // replicate is always possible
+  }
+
+  const CandidateSet& set_;
+  const SplitOptions& options_;
+  double bound_;
+};
+
+// The best hybrid for the objective: among those meeting the bound if any do.
+std::optional<std::size_t> best_hybrid(const CandidateSet& set, const LatencyBound& bound,
+                                       Objective objective) {
+  std::optional<std::size_t> best;
+  const auto& c = set.candidates;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if (c[i].strategy != "hybrid" || !set.partitions[i]) continue;
+    if (!best || (bound.met_by(i) && !bound.met_by(*best)) ||
+        (bound.met_by(i) == bound.met_by(*best) &&
+         better_prediction(c[i].predicted, c[*best].predicted, objective)))
+      best = i;
+  }
+  return best;
+}
+
+// A named strategy that does not fit, or (auto) no plan that fits: one line.
+void refuse_misfits(const CandidateSet& set, const SplitOptions& options,
+                    const std::string& requested) {
+  const std::string nodes =
+      std::to_string(options.nodes) + " node" + (options.nodes == 1 ? "" : "s");
+  if (options.nodes == 1 || options.strategy != Strategy::Auto) {
+    const std::string asked = options.nodes == 1 ? "replicate" : requested;
+    if (const std::string misfit = set.misfit_of(asked); !misfit.empty())
+      throw Error("split: " + misfit + " (the " + requested + " plan on " + nodes + ")");
+  } else if (std::none_of(set.partitions.begin(), set.partitions.end(),
+                          [](const auto& p) { return p.has_value(); })) {
+    std::string all;
+    for (std::size_t i = 0; i < set.candidates.size(); ++i)
+      all += (all.empty() ? "" : "; ") + set.candidates[i].strategy + ": " +
+             (set.misfits[i].empty() ? set.candidates[i].note : set.misfits[i]);
+    throw Error("split: no plan on " + nodes + " fits: " + all);
+  }
+}
+
+// auto: the objective's best among the plans that meet the bound.
+std::size_t choose_auto(const CandidateSet& set, const SplitOptions& options,
+                        const LatencyBound& bound, std::vector<PlanAdjustment>& adjustments) {
+  const auto& c = set.candidates;
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < c.size(); ++i)
+    if (bound.met_by(i) &&
+        (!best || better_prediction(c[i].predicted, c[*best].predicted, options.objective)))
+      best = i;
+  if (!best) throw bound.error("no plan meets");
+  for (std::size_t i = 0; i < c.size(); ++i)
+    if (set.partitions[i] && !bound.met_by(i))
+      adjustments.push_back({"latency_bound", c[i].label(), c[*best].label(),
+                             c[i].label() + " left out: predicted latency " +
+                                 format_ms(c[i].predicted.latency_ms) +
+                                 " ms exceeds --max-latency-ms " + format_ms(bound.ms())});
+  return *best;
+}
+
+// A requested strategy that is not possible falls back: experts -> pipeline -> replicate,
+// saying why.
+std::size_t fall_back(const CandidateSet& set, const SplitOptions& options,
+                      const std::string& requested, std::vector<PlanAdjustment>& adjustments) {
+  std::string why;
+  for (const auto& c : set.candidates)
+    if (c.strategy == requested && why.empty()) why = c.note;
+  std::optional<std::size_t> fallback;
+  if (options.strategy == Strategy::Experts) fallback = set.index_of("pipeline");
+  if (!fallback) fallback = set.index_of("replicate");
+  if (!fallback)
+    throw Error("split: " + requested + " is not possible: " + why + "; and " +
+                set.misfit_of("replicate") + " (replicate)");
+  const std::string& to = set.candidates[*fallback].strategy;
+  adjustments.push_back(
+      {"fallback", requested, to, requested + " is not possible: " + why + "; using " + to});
+  return *fallback;
+}
+
+}  // namespace
+
+std::string format_ms(double ms) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", ms);
+  return buf;
+}
+
+std::optional<std::size_t> CandidateSet::index_of(const std::string& strategy) const {
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (candidates[i].strategy == strategy && partitions[i]) return i;
+  return std::nullopt;
+}
+
+std::string CandidateSet::misfit_of(const std::string& strategy) const {
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (candidates[i].strategy == strategy && !misfits[i].empty()) return misfits[i];
+  return {};
+}
+
+CandidateSet gather_candidates(const StrategyInput& input, const CandidatePricing& pricing,
+                               const std::vector<std::size_t>& cut_positions) {
+  CandidateSet set;
+  if (input.nodes == 1) {
+    Partition p = whole_model(input.graph, "replicate", {0});
+    p.structure = "one node: the whole model is one fragment";
+    consider(set, input, pricing, "replicate", std::move(p), "");
+    return set;
+  }
+  consider(set, input, pricing, "replicate", plan_replicate(input), "");
+  std::string why;
+  auto pipe = plan_pipeline(input, cut_positions, why);
+  consider(set, input, pricing, "pipeline", std::move(pipe), why);
+  why.clear();
+  auto experts = plan_experts(input, why);
+  consider(set, input, pricing, "experts", std::move(experts), why);
+  // Hybrids: R replicas of experts or pipeline on k nodes each, for every nodes = R x k.
+  auto hybrids = plan_hybrids(input, pricing.options.replicas);
+  for (auto& h : hybrids)
+    consider(set, input, pricing, "hybrid", std::move(h.partition), h.why_not, h.inner_strategy,
+             h.replicas);
+  if (hybrids.empty())
+    consider(set, input, pricing, "hybrid", std::nullopt,
+             "needs at least 2 replicas of at least 2 nodes each; " + std::to_string(input.nodes) +
+                 " nodes are too few");
+  return set;
+}
+
+std::size_t choose_candidate(const CandidateSet& set, const SplitOptions& options,
+                             std::vector<PlanAdjustment>& adjustments) {
+  const std::string requested(strategy_name(options.strategy));
+  const LatencyBound bound(set, options);
+  refuse_misfits(set, options, requested);
+  std::size_t chosen = 0;
+  if (options.nodes == 1) {
+    chosen = 0;
+  } else if (options.strategy == Strategy::Auto) {
+    chosen = choose_auto(set, options, bound, adjustments);
+  } else if (auto h = best_hybrid(set, bound, options.objective);
+             options.strategy == Strategy::Hybrid && h) {
+    chosen = *h;
+  } else if (auto i = set.index_of(requested)) {
+    chosen = *i;
+  } else {
+    chosen = fall_back(set, options, requested, adjustments);
+  }
+  const PlanCandidate& c = set.candidates[chosen];
+  if (!bound.met_by(chosen))
+    throw bound.error("the " + c.label() + " plan's predicted latency " +
+                      format_ms(c.predicted.latency_ms) + " ms exceeds");
+  // Plans left out for memory, and the one line a model too large for one board gets.
+  for (std::size_t i = 0; i < set.candidates.size(); ++i) {
+    if (set.misfits[i].empty()) continue;
+    const std::string& to = c.strategy;
+    const std::string& from = set.candidates[i].strategy;
+    adjustments.push_back({"memory", from, to,
+                           from == "replicate"
+                               ? "the whole model fits no single " + options.memory_board + " (" +
+                                     set.misfits[i] + "): only model-parallel plans; using " + to
+                               : from + " left out: " + set.misfits[i]});
+  }
+  return chosen;
+}
+
+}  // namespace dpushard::split
