@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "dpushard/memory_budget.hpp"
-#include "dpushard/plan_check.hpp"
 #include "dpushard/perf.hpp"
+#include "dpushard/plan_check.hpp"
 #include "dpushard/zoo.hpp"
 #include "split/split_helpers.hpp"
 
