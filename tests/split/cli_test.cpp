@@ -69,18 +69,23 @@ TEST(CliSplit, RunLocalPrintsTheSameOutputsAsExec) {
 // (CLI11 alone exits 105-109 and prints a second line).
 TEST(CliUsage, UsageErrorsAreOneLineExitTwo) {
   ScratchDir dir;
-  const std::string resnet = quoted(testing::fixture(testing::kResNetInt).string());
+  // A zoo model, not a fixture of ../shared: usage errors must be checked on a bare clone too.
+  const std::string model = quoted((dir / "m_int.xmodel").string());
   const std::string plan = quoted((dir / "plan").string());
-  ASSERT_EQ(run_cli(dir, "split " + resnet + " --nodes 2 --strategy pipeline -o " + plan).exit_code,
+  ASSERT_EQ(
+      run_cli(dir, "zoo cnn --params 300K --experts 3 --input 32x32x3 --classes 10 -o " + model)
+          .exit_code,
+      0);
+  ASSERT_EQ(run_cli(dir, "split " + model + " --nodes 2 --strategy pipeline -o " + plan).exit_code,
             0);
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"run " + plan, "--local (in this process) or --cluster"},
       {"run " + plan + " --local --seed -1", "--seed"},
-      {"exec " + resnet + " --seed -1", "--seed"},
+      {"exec " + model + " --seed -1", "--seed"},
       {"zoo cnn --params 1M --seed -1 -o " + quoted((dir / "z.xmodel").string()), "--seed"},
-      {"exec " + resnet + " --no-such-option", "--no-such-option"},
+      {"exec " + model + " --no-such-option", "--no-such-option"},
       {"exec", "file"},
-      {"split " + resnet + " --nodes many -o " + plan, "--nodes"},
+      {"split " + model + " --nodes many -o " + plan, "--nodes"},
       {"", "subcommand"},
       {"frobnicate", "subcommand"},
   };
@@ -100,8 +105,13 @@ TEST(CliUsage, UsageErrorsAreOneLineExitTwo) {
 TEST(CliSplit, BadInputIsOneErrorLine) {
   DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
-  const std::string resnet = quoted(testing::fixture(testing::kResNetInt).string());
+  // A zoo model, not a fixture of ../shared: usage errors must be checked on a bare clone too.
+  const std::string resnet = quoted((dir / "m_int.xmodel").string());
   const std::string plan = quoted((dir / "plan").string());
+  ASSERT_EQ(
+      run_cli(dir, "zoo cnn --params 300K --experts 3 --input 32x32x3 --classes 10 -o " + resnet)
+          .exit_code,
+      0);
   ASSERT_EQ(run_cli(dir, "split " + resnet + " --nodes 2 --strategy pipeline -o " + plan).exit_code,
             0);
   std::filesystem::remove(dir / "plan" / "fragments" / "stage1_int.xmodel");
