@@ -37,10 +37,7 @@ void consider(CandidateSet& set, const StrategyInput& input, const CandidatePric
               .predicted;
     }
     if (!misfit.empty()) {  // proposed only when it fits
-      c = PlanCandidate{};
-      c.strategy = name;
-      c.inner_strategy = inner;
-      c.replicas = replicas;
+      c.predicted = {};
       c.note = "does not fit: " + misfit;
       p.reset();
     }
