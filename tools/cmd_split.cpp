@@ -125,8 +125,8 @@ nlohmann::json to_json(const Plan& plan, const std::string& dir) {
 
 void print_human(const Plan& plan, const std::string& dir) {
   std::ostringstream out;
-  out << "split: " << plan.model_file << " -> " << dir << ": " << plan.strategy;
-  if (plan.strategy == "hybrid") out << " " << plan.replicas << "x " << plan.inner_strategy;
+  out << "split: " << plan.model_file << " -> " << dir << ": "
+      << plan_label(plan.strategy, plan.replicas, plan.inner_strategy);
   if (plan.strategy != plan.requested_strategy) out << " (asked " << plan.requested_strategy << ")";
   out << " on " << plan.nodes << " node" << (plan.nodes == 1 ? "" : "s") << ", objective "
       << plan.objective
@@ -262,9 +262,9 @@ Command add_split_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"experts", "pipeline", "replicate", "hybrid", "auto"}));
   sub->add_option("--replicas", o.replicas,
-                  "hybrid: replicas of an experts or pipeline plan on --nodes / R nodes each "
-                  "(default: the best R)")
-      ->check(CLI::Range(2, 1024));
+                  "hybrid: replicas of an experts, pipeline or pipelined-experts plan on "
+                  "--nodes / R nodes each; 1: the pipelined experts alone (default: the best)")
+      ->check(CLI::Range(1, 1024));
   sub->add_option("--objective", o.objective, "What auto optimises: latency or throughput")
       ->capture_default_str()
       ->check(CLI::IsMember({"latency", "throughput"}));

@@ -111,11 +111,9 @@ double busiest_node_share(const Plan& plan) {
   return busiest / total;
 }
 
-// "experts", or "hybrid 2x experts" for a hybrid (as the planner's candidates name them).
+// What the plan is, as the planner's candidates name it.
 std::string plan_label(const Plan& plan) {
-  if (plan.strategy != "hybrid" || plan.replicas < 1 || plan.inner_strategy.empty())
-    return plan.strategy;
-  return "hybrid " + std::to_string(plan.replicas) + "x " + plan.inner_strategy;
+  return dpushard::plan_label(plan.strategy, plan.replicas, plan.inner_strategy);
 }
 
 // The same plan: the same strategy and fragments (by hash) on the same node slots.

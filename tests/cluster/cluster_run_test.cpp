@@ -244,6 +244,39 @@ TEST_F(ClusterRunTest, HybridPlanKeepsEachFrameInOneReplicaAndMatchesTheWholeMod
   }
 }
 
+// Experts whose branches are pipelined, on four workers: a branch's stages hand their
+// tensors over directly, node to node, and the outputs are the whole model's bits.
+TEST_F(ClusterRunTest, PipelinedExpertsRunNodeToNodeAndMatchTheWholeModel) {
+  const Graph& model = models_->at("cnn");
+  SplitOptions options;
+  options.nodes = 4;
+  options.strategy = Strategy::Hybrid;
+  options.replicas = 1;
+  const auto dir = *root_ / "cnn-pipelined-experts";
+  SplitResult split = split_model(model, options);
+  const Plan plan = write_split(split, dir);
+  ASSERT_EQ(plan.inner_strategy, "pipelined-experts") << plan.structure;
+  bool stage_to_stage = false;  // some branch stage feeds the next stage of its branch
+  for (const auto& e : plan.edges)
+    stage_to_stage = stage_to_stage || (e.from.find("_stage0") != std::string::npos &&
+                                        e.to.find("_stage1") != std::string::npos);
+  EXPECT_TRUE(stage_to_stage) << plan.structure;
+
+  WorkerThread fourth(test_worker_options(*root_ / "cache-pipelined"));
+  ClusterConfig config = cluster();
+  config.nodes.push_back(
+      NodeConfig{"w3", "127.0.0.1:" + std::to_string(fourth.port()), "ref", "host", 5});
+  constexpr std::int64_t kFrames = 4;
+  const RunResult result = run_on_cluster(plan, dir, config, quick(kFrames, 3));
+  ASSERT_TRUE(result.complete) << result.error;
+  for (std::uint64_t frame = 0; frame < kFrames; ++frame)
+    EXPECT_EQ(result.frame_output_sha256[frame], reference_hashes(model, frame % 4))
+        << "frame " << frame;
+  ASSERT_EQ(result.nodes.size(), 4u);
+  for (const NodeResult& node : result.nodes)
+    EXPECT_EQ(node.frames_computed, kFrames * node.fragments.size()) << node.name;
+}
+
 // The same plans on workers running the cpu backend (when this build has it): still
 // bit-identical to the whole model on ref.
 TEST_F(ClusterRunTest, CpuWorkersMatchTheWholeModelOnRef) {

@@ -346,7 +346,8 @@ TEST(CliSplit, HybridWritesAValidPlanAndAutoRecordsItsCandidates) {
     EXPECT_TRUE(c.contains("latency_ms") && c.contains("throughput_fps")) << c;
   }
   EXPECT_EQ(labels, (std::vector<std::string>{"replicate", "pipeline", "experts",
-                                              "hybrid 2x experts", "hybrid 2x pipeline"}));
+                                              "hybrid pipelined-experts", "hybrid 2x experts",
+                                              "hybrid 2x pipeline"}));
 
   const Result human =
       run_cli(dir, "split " + model + " --nodes 6 --strategy hybrid --replicas 3 -o " +

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "dpushard/xmodel.hpp"
 #include "dpushard/zoo.hpp"
@@ -114,7 +115,8 @@ TEST_P(Invariant, FragmentsInPlanOrderEqualTheWholeModel) {
 }
 
 // Hybrids: replicas of an experts or pipeline plan (4 nodes as 2 x 2, 6 as 2 x 3 and 3 x 2),
-// with and without the output fix; each replica's fragments on nodes of their own.
+// and experts whose branches are pipelined (on 4 and 6 nodes), with and without the output
+// fix; each replica's fragments on nodes of their own.
 TEST_P(Invariant, HybridPlansEqualTheWholeModel) {
   const Case& c = GetParam();
   if (c.name == "resnet20") DPUSHARD_REQUIRE_FIXTURES();
@@ -129,7 +131,8 @@ TEST_P(Invariant, HybridPlansEqualTheWholeModel) {
   int k = 0;
   for (const Shape& shape :
        {Shape{4, 2, Objective::Throughput, true}, Shape{4, 2, Objective::Latency, false},
-        Shape{6, 2, Objective::Latency, true}, Shape{6, 3, Objective::Throughput, true}}) {
+        Shape{6, 2, Objective::Latency, true}, Shape{6, 3, Objective::Throughput, true},
+        Shape{4, 1, Objective::Throughput, true}, Shape{6, 1, Objective::Latency, false}}) {
     SplitOptions o;
     o.nodes = shape.nodes;
     o.strategy = Strategy::Hybrid;
@@ -144,8 +147,24 @@ TEST_P(Invariant, HybridPlansEqualTheWholeModel) {
     ASSERT_EQ(got.size(), whole.size()) << what;
     for (std::size_t i = 0; i < got.size(); ++i)
       EXPECT_EQ(sha256_hex(got[i]), sha256_hex(whole[i])) << what;
+    if (shape.replicas == 1 && (c.experts < 2 || c.experts >= shape.nodes)) {
+      // Pipelined experts need a fork-join and more nodes than branches.
+      EXPECT_EQ(plan.strategy, "replicate") << what;
+      continue;
+    }
     ASSERT_EQ(plan.strategy, "hybrid") << what;
     EXPECT_EQ(plan.replicas, shape.replicas) << what;
+    if (shape.replicas == 1) {
+      EXPECT_EQ(plan.inner_strategy, "pipelined-experts") << what;
+      std::size_t staged = 0;
+      std::set<std::string> branches;  // "experts1" of "experts1_stage0"
+      for (const auto& f : plan.fragments) {
+        staged += f.name.find("_stage") != std::string::npos;
+        if (f.role == "experts") branches.insert(f.name.substr(0, f.name.find("_stage")));
+      }
+      EXPECT_GE(staged, 2u) << what << ": " << plan.structure;
+      EXPECT_EQ(branches.size(), static_cast<std::size_t>(c.experts)) << what;
+    }
     EXPECT_GE(plan.fragments.size(), 2u) << what << ": " << plan.structure;
     if (c.experts > 1 && plan.inner_strategy == "experts") {
       std::size_t branches = 0;

@@ -175,6 +175,7 @@ TEST(HybridPlan, IsRecordedAndAMalformedOneIsRefused) {
   SplitOptions o;
   o.nodes = 4;
   o.strategy = Strategy::Hybrid;
+  o.replicas = 2;
   SplitResult r = split_model(testing::fork_join_model({2, 2, 2}), o);
   const Plan plan = write_split(r, dir.path());
   ASSERT_EQ(plan.strategy, "hybrid");
@@ -208,6 +209,19 @@ TEST(HybridPlan, IsRecordedAndAMalformedOneIsRefused) {
     EXPECT_THAT(msg, HasSubstr(expected));
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   }
+
+  // Pipelined experts are a hybrid of one replica: recorded as such, and read back.
+  o.replicas = 1;
+  ScratchDir one;
+  SplitResult staged = split_model(testing::fork_join_model({2, 2, 2}), o);
+  const Plan pipelined = write_split(staged, one.path());
+  ASSERT_EQ(pipelined.inner_strategy, "pipelined-experts");
+  EXPECT_THAT(plan_to_yaml(pipelined),
+              HasSubstr("hybrid: {inner_strategy: pipelined-experts, replicas: 1}"));
+  EXPECT_EQ(read_plan(one.path()), pipelined);
+  Plan none = pipelined;
+  none.replicas = 0;
+  EXPECT_THROW(check_plan(none), Error);
 }
 
 // A second fragment renamed to the first's name in plan.yaml (slots left as they were)

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "fork_join.hpp"
 #include "split/split_helpers.hpp"
@@ -396,7 +397,7 @@ TEST(Auto, PicksTheBestCandidateForTheObjective) {
     // nodes need 4), saying so.
     ASSERT_EQ(r.plan.candidates.size(), 4u);
     EXPECT_EQ(r.plan.candidates.back().strategy, "hybrid");
-    EXPECT_THAT(r.plan.candidates.back().note, HasSubstr("3 nodes are too few"));
+    EXPECT_THAT(r.plan.candidates.back().note, HasSubstr("need at least 4 nodes"));
     for (const auto& c : r.plan.candidates) {
       if (!c.note.empty()) continue;
       if (objective == Objective::Latency) {
@@ -515,8 +516,9 @@ TEST(Hybrid, ReplicasOfAModelParallelPlanOnNodesOfTheirOwn) {
   }
 }
 
-// Auto records every hybrid (R x k for R, k >= 2; experts and pipeline inside) beside the
-// other strategies, each with its prediction, and picks the best of all of them.
+// Auto records every hybrid (the pipelined experts on all nodes; R x k for R, k >= 2 with
+// experts and pipeline inside, and pipelined experts where a replica has more nodes than
+// branches) beside the other strategies, each with its prediction, and picks the best.
 TEST(Hybrid, AutoRecordsEveryHybridCandidate) {
   const Graph g = testing::fork_join_model({3, 3, 3});
   for (Objective objective : {Objective::Latency, Objective::Throughput}) {
@@ -535,8 +537,9 @@ TEST(Hybrid, AutoRecordsEveryHybridCandidate) {
       }
     }
     EXPECT_EQ(labels, (std::vector<std::string>{"replicate", "pipeline", "experts",
-                                                "hybrid 2x experts", "hybrid 2x pipeline",
-                                                "hybrid 3x experts", "hybrid 3x pipeline"}));
+                                                "hybrid pipelined-experts", "hybrid 2x experts",
+                                                "hybrid 2x pipeline", "hybrid 3x experts",
+                                                "hybrid 3x pipeline"}));
   }
   // Nodes left over stay idle: 7 nodes hold 2 x 3 and 3 x 2, each with one idle node.
   SplitOptions seven;
@@ -544,9 +547,10 @@ TEST(Hybrid, AutoRecordsEveryHybridCandidate) {
   const Plan odd = split_model(g, seven).plan;
   std::vector<std::string> labels;
   for (const auto& c : odd.candidates) labels.push_back(c.label());
-  EXPECT_EQ(labels, (std::vector<std::string>{"replicate", "pipeline", "experts",
-                                              "hybrid 2x experts", "hybrid 2x pipeline",
-                                              "hybrid 3x experts", "hybrid 3x pipeline"}));
+  EXPECT_EQ(labels,
+            (std::vector<std::string>{
+                "replicate", "pipeline", "experts", "hybrid pipelined-experts", "hybrid 2x experts",
+                "hybrid 2x pipeline", "hybrid 3x experts", "hybrid 3x pipeline"}));
   seven.strategy = Strategy::Hybrid;
   seven.replicas = 3;
   const Plan three = split_model(g, seven).plan;
@@ -574,6 +578,101 @@ TEST(Hybrid, AutoRecordsEveryHybridCandidate) {
   ASSERT_FALSE(fallback.adjustments.empty());
   EXPECT_EQ(fallback.adjustments.back().kind, "fallback");
   EXPECT_THAT(fallback.adjustments.back().reason, HasSubstr("hybrid is not possible"));
+}
+
+// Experts whose branches are pipelined: the node slots beyond one per branch go to the
+// branches with the most time per stage, each such branch cut into stages on nodes of their
+// own; bit-identical to the whole model, and faster than the experts plan, which leaves
+// the extra nodes idle.
+TEST(Hybrid, PipelinedExpertsGiveTheCostliestBranchMoreNodes) {
+  ScratchDir dir;
+  const Graph g = testing::fork_join_model({6, 2, 2});
+  const auto whole = testing::run_whole(g, 7);
+  // A slow DPU, so the toy convs outweigh the fixed cost of a fragment and of a transfer.
+  RooflineParams slow;
+  slow.dpu_peak_gmacs = 0.05;
+  const auto cost = make_roofline_cost_model(slow);
+  SplitOptions o;
+  o.cost_model = cost.get();
+  o.nodes = 4;
+  o.strategy = Strategy::Hybrid;
+  o.replicas = 1;
+  o.objective = Objective::Throughput;
+  Plan plan;
+  const auto got = testing::run_split(g, o, dir.path() / "pe", 7, &plan);
+  EXPECT_TRUE(same_bytes(got, whole));
+  ASSERT_EQ(plan.strategy, "hybrid");
+  EXPECT_EQ(plan.inner_strategy, "pipelined-experts");
+  EXPECT_EQ(plan.replicas, 1);
+  std::vector<std::string> names;
+  std::set<int> branch_nodes;
+  for (const auto& f : plan.fragments) {
+    names.push_back(f.name);
+    ASSERT_EQ(f.nodes.size(), 1u) << f.name;
+    if (f.role == "experts") {
+      EXPECT_TRUE(branch_nodes.insert(f.nodes.front()).second) << f.name;
+    }
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"stem", "experts0_stage0", "experts0_stage1",
+                                             "experts1", "experts2", "tail"}));
+  EXPECT_EQ(branch_nodes.size(), 4u) << "every node runs one branch fragment";
+  EXPECT_THAT(plan.fragment("experts0_stage1").branches.at(0), HasSubstr("stage 2 of 2"));
+  EXPECT_THAT(plan.structure, HasSubstr("branch 0 in 2 stages"));
+  // The longest branch's 6 convs are cut 3 + 3: half the bottleneck of the experts plan.
+  SplitOptions experts = o;
+  experts.strategy = Strategy::Experts;
+  experts.replicas = 0;
+  const Plan plain = split_model(g, experts).plan;
+  EXPECT_GT(plan.predicted.throughput_fps, 1.3 * plain.predicted.throughput_fps)
+      << plan.structure << " vs " << plain.structure;
+
+  // Six nodes for three equal branches: two stages each.
+  const Graph even = testing::fork_join_model({2, 2, 2});
+  o.nodes = 6;
+  const auto even_whole = testing::run_whole(even, 7);
+  Plan six;
+  EXPECT_TRUE(same_bytes(testing::run_split(even, o, dir.path() / "pe6", 7, &six), even_whole));
+  names.clear();
+  for (const auto& f : six.fragments)
+    if (f.role == "experts") names.push_back(f.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"experts0_stage0", "experts0_stage1", "experts1_stage0",
+                                      "experts1_stage1", "experts2_stage0", "experts2_stage1"}));
+}
+
+// Where pipelined experts cannot be, --strategy hybrid says why and falls back.
+TEST(Hybrid, PipelinedExpertsSayWhyTheyAreNotPossible) {
+  SplitOptions o;
+  o.strategy = Strategy::Hybrid;
+  o.replicas = 1;
+  o.nodes = 3;
+  const Plan three = split_model(testing::fork_join_model({2, 2, 2}), o).plan;
+  EXPECT_EQ(three.strategy, "replicate");
+  const auto* fallback = find_adjustment(three, "fallback");
+  ASSERT_NE(fallback, nullptr);
+  EXPECT_THAT(fallback->reason, HasSubstr("3 branches on 3 nodes: no node is left to pipeline"));
+  EXPECT_THAT(fallback->reason, HasSubstr("need at least 4 nodes"));
+  o.nodes = 4;
+  const Plan single = split_model(testing::fork_join_model({1, 1, 1}), o).plan;
+  EXPECT_EQ(single.strategy, "replicate");
+  fallback = find_adjustment(single, "fallback");
+  ASSERT_NE(fallback, nullptr);
+  EXPECT_THAT(fallback->reason, HasSubstr("every branch is a single unit"));
+  // Replicas of pipelined experts, where a replica has more nodes than branches.
+  SplitOptions eight;
+  eight.nodes = 8;
+  std::vector<std::string> labels;
+  for (const auto& c : split_model(testing::fork_join_model({2, 2, 2}), eight).plan.candidates) {
+    labels.push_back(c.label());
+    EXPECT_TRUE(c.note.empty()) << c.label() << ": " << c.note;
+  }
+  EXPECT_THAT(labels, ::testing::Contains("hybrid 2x pipelined-experts"));
+  // --replicas 1 leaves the replicas out; 0 tries them too.
+  o.replicas = 0;
+  o.objective = Objective::Throughput;
+  const Plan any = split_model(testing::fork_join_model({2, 2, 2}), o).plan;
+  EXPECT_EQ(any.strategy, "hybrid");
+  EXPECT_EQ(any.candidates.size(), 6u);  // 2x pipelined-experts: 3 branches on 2 nodes
 }
 
 TEST(Split, RefusesWhatItCannotSplit) {

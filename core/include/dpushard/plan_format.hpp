@@ -111,14 +111,20 @@ struct PlanPrediction {
 
 struct PlanCandidate {  // what each strategy would give (auto records them all)
   std::string strategy;
-  std::string inner_strategy;  // hybrid: the plan each replica runs ("experts", "pipeline")
-  int replicas = 0;            // hybrid: how many replicas (0 for the other strategies)
+  // hybrid: the plan each replica runs ("experts", "pipeline", "pipelined-experts")
+  std::string inner_strategy;
+  int replicas = 0;  // hybrid: how many replicas (0 for the other strategies)
   PlanPrediction predicted;
   std::string note;  // why a strategy was not possible, when it was not
   bool operator==(const PlanCandidate&) const = default;
 
-  std::string label() const;  // "experts", or "hybrid 2x experts" for a hybrid
+  std::string label() const;  // plan_label(strategy, replicas, inner_strategy)
 };
+
+// What a plan is, as the planner's candidates and the report name it: "experts", "hybrid 2x
+// experts" (2 replicas of experts), "hybrid pipelined-experts" (one replica).
+std::string plan_label(const std::string& strategy, int replicas,
+                       const std::string& inner_strategy);
 
 // The memory budget a plan was made for (docs/plan.md `memory:`): every node's fragments
 // together must fit in budget_bytes. Absent (budget 0) in plans made without a target.
@@ -141,7 +147,8 @@ struct Plan {
   std::vector<PlanTensor> model_outputs;  // the model's output order
   std::string strategy;                   // the one used
   // hybrid only: every fragment has `replicas` nodes, nodes[r] in replica r, and replica r
-  // runs an `inner_strategy` plan on nodes of its own (frame k goes to replica k mod R).
+  // runs an `inner_strategy` plan on nodes of its own (frame k goes to replica k mod R):
+  // experts or pipeline (R >= 2), or pipelined-experts (R >= 1).
   std::string inner_strategy;
   int replicas = 0;
   std::string requested_strategy;  // the one asked for

@@ -2,8 +2,8 @@
 // The planner: cuts a quantized model into fragments for N nodes without changing a single
 // output bit. Strategies: experts (stem / fork-join branches / tail), pipeline (stages cut
 // where one fix-terminated tensor is live), replicate (data parallel), hybrid (R replicas of
-// an experts or pipeline plan on k nodes each) and auto (the best of them for an objective,
-// from a swappable cost model). See docs/splitting.md.
+// an experts or pipeline plan on k nodes each, or experts whose branches are pipelined) and auto
+// (the best of them for an objective, from a swappable cost model). See docs/splitting.md.
 
 #include <cstdint>
 #include <filesystem>
@@ -111,8 +111,9 @@ struct SplitOptions {
   double max_latency_ms = 0;
   bool output_fix = true;         // false: the naive split for the ablation (--no-output-fix)
   std::vector<std::string> cuts;  // pipeline: ops to cut after (moved to safe points)
-  // hybrid: the number of replicas (nodes must be a multiple with >= 2 nodes per replica);
-  // 0: every factorisation nodes = R x k with R, k >= 2 is tried.
+  // hybrid: the number of replicas (>= 2 nodes per replica; nodes left over stay idle); 1:
+  // only the experts with pipelined branches; 0: every R is tried (pipelined experts on all
+  // nodes, and for each R >= 2 replicas of experts, pipeline and pipelined experts).
   int replicas = 0;
   // experts: a fork-join is used only when its branches hold at least this fraction of
   // the model's predicted time in parallel (sum of branches minus the largest one).

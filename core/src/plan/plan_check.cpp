@@ -26,14 +26,17 @@ bool safe_relative(const std::string& file) {
   return true;
 }
 
-// A hybrid: `replicas` copies of an experts or pipeline plan, each on nodes of its own.
-// Every fragment has one node per replica (nodes[r] in replica r; the runtime sends frame k
-// to replica k mod R of every fragment), and no node serves two replicas.
+// A hybrid: `replicas` copies of an experts, pipeline or pipelined-experts plan, each on
+// nodes of its own (pipelined experts may have one replica). Every fragment has one node per
+// replica (nodes[r] in replica r; the runtime sends frame k to replica k mod R of every
+// fragment), and no node serves two replicas.
 void check_hybrid(const Plan& plan) {
-  if (plan.inner_strategy != "experts" && plan.inner_strategy != "pipeline")
-    throw Error("hybrid.inner_strategy: must be experts or pipeline, not '" + plan.inner_strategy +
-                "'");
-  if (plan.replicas < 2) throw Error("hybrid.replicas: must be at least 2");
+  const bool pipelined = plan.inner_strategy == "pipelined-experts";
+  if (plan.inner_strategy != "experts" && plan.inner_strategy != "pipeline" && !pipelined)
+    throw Error("hybrid.inner_strategy: must be experts, pipeline or pipelined-experts, not '" +
+                plan.inner_strategy + "'");
+  if (plan.replicas < (pipelined ? 1 : 2))
+    throw Error(std::string("hybrid.replicas: must be at least ") + (pipelined ? "1" : "2"));
   std::map<int, std::size_t> replica_of;  // node -> replica
   for (const auto& f : plan.fragments) {
     if (f.nodes.size() != static_cast<std::size_t>(plan.replicas))

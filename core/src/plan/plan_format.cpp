@@ -15,9 +15,13 @@ const PlanFragment& Plan::fragment(std::string_view name) const {
   throw Error("plan: no fragment named '" + std::string(name) + "'");
 }
 
-std::string PlanCandidate::label() const {
+std::string plan_label(const std::string& strategy, int replicas,
+                       const std::string& inner_strategy) {
   if (strategy != "hybrid" || replicas < 1 || inner_strategy.empty()) return strategy;
+  if (replicas == 1) return strategy + " " + inner_strategy;
   return strategy + " " + std::to_string(replicas) + "x " + inner_strategy;
 }
+
+std::string PlanCandidate::label() const { return plan_label(strategy, replicas, inner_strategy); }
 
 }  // namespace dpushard

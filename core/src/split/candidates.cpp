@@ -198,15 +198,11 @@ CandidateSet gather_candidates(const StrategyInput& input, const CandidatePricin
   why.clear();
   auto experts = plan_experts(input, why);
   consider(set, input, pricing, "experts", std::move(experts), why);
-  // Hybrids: R replicas of experts or pipeline on k nodes each, for every nodes = R x k.
-  auto hybrids = plan_hybrids(input, pricing.options.replicas);
-  for (auto& h : hybrids)
+  // Hybrids: the pipelined experts, and R replicas of a model-parallel plan on k nodes each
+  // for every nodes = R x k.
+  for (auto& h : plan_hybrids(input, pricing.options.replicas))
     consider(set, input, pricing, "hybrid", std::move(h.partition), h.why_not, h.inner_strategy,
              h.replicas);
-  if (hybrids.empty())
-    consider(set, input, pricing, "hybrid", std::nullopt,
-             "needs at least 2 replicas of at least 2 nodes each; " + std::to_string(input.nodes) +
-                 " nodes are too few");
   return set;
 }
 

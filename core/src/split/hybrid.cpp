@@ -1,22 +1,33 @@
-// Hybrid: R replicas of a model-parallel plan. Fragment f of the inner plan on node n runs,
+// Hybrid: R replicas of a model-parallel plan (one replica: the experts with pipelined
+// branches, the hybrid of experts and pipeline). Fragment f of the inner plan on node n runs,
 // in replica r, on node r * k + n; its node list is replica-major, so nodes[r] is replica
 // r's and the runtime's routing (frame k to replica k mod R of every fragment) keeps a frame
 // inside one replica.
 #include "strategies.hpp"
 
 namespace dpushard::split {
+namespace {
+
+constexpr const char* kPipelined = "pipelined-experts";
+
+}  // namespace
 
 Partition plan_hybrid(const Partition& inner, int replicas, int nodes_per_replica) {
-  if (replicas < 2 || nodes_per_replica < 2)
-    throw Error("split: internal: a hybrid needs >= 2 replicas of >= 2 nodes");
+  if (replicas < 1 || nodes_per_replica < 2 || (replicas == 1 && inner.strategy != kPipelined))
+    throw Error(
+        "split: internal: a hybrid needs >= 2 replicas of >= 2 nodes, or pipelined experts");
   Partition p;
   p.strategy = "hybrid";
   const int first_last = nodes_per_replica - 1;
-  p.structure = std::to_string(replicas) + " replicas of " + inner.strategy + " on " +
-                std::to_string(nodes_per_replica) + " nodes each (replica r on nodes " +
-                std::to_string(nodes_per_replica) + "r.." + std::to_string(nodes_per_replica) +
-                "r+" + std::to_string(first_last) + ", frame k on replica k mod " +
-                std::to_string(replicas) + "): " + inner.structure;
+  p.structure = replicas == 1
+                    ? "experts with pipelined branches on " + std::to_string(nodes_per_replica) +
+                          " nodes: " + inner.structure
+                    : std::to_string(replicas) + " replicas of " + inner.strategy + " on " +
+                          std::to_string(nodes_per_replica) + " nodes each (replica r on nodes " +
+                          std::to_string(nodes_per_replica) + "r.." +
+                          std::to_string(nodes_per_replica) + "r+" + std::to_string(first_last) +
+                          ", frame k on replica k mod " + std::to_string(replicas) +
+                          "): " + inner.structure;
   p.adjustments = inner.adjustments;
   for (FragmentPart part : inner.fragments) {
     if (part.nodes.size() != 1)
@@ -35,18 +46,23 @@ Partition plan_hybrid(const Partition& inner, int replicas, int nodes_per_replic
 
 std::vector<HybridOption> plan_hybrids(const StrategyInput& in, int replicas) {
   std::vector<HybridOption> out;
-  for (int r = 2; r <= in.nodes / 2; ++r) {
+  for (int r = 1; r <= in.nodes / 2; ++r) {
     const int k = in.nodes / r;  // nodes left over (in.nodes - r * k) stay idle
     if (replicas != 0 && r != replicas) continue;
     StrategyInput replica = in;
     replica.nodes = k;
     replica.models = in.models.first(k);  // the inner plan is made for replica 0's boards
-    for (const std::string inner : {"experts", "pipeline"}) {
+    const std::vector<std::string> inners =
+        r == 1 ? std::vector<std::string>{kPipelined}
+               : std::vector<std::string>{"experts", "pipeline", kPipelined};
+    for (const std::string& inner : inners) {
       HybridOption option;
       option.replicas = r;
       option.inner_strategy = inner;
       std::string why;
-      auto p = inner == "experts" ? plan_experts(replica, why) : plan_pipeline(replica, {}, why);
+      auto p = inner == "experts"    ? plan_experts(replica, why)
+               : inner == "pipeline" ? plan_pipeline(replica, {}, why)
+                                     : plan_pipelined_experts(replica, why);
       if (p) {
         option.partition = plan_hybrid(*p, r, k);
         if (const int idle = in.nodes - r * k; idle > 0)
@@ -55,8 +71,12 @@ std::vector<HybridOption> plan_hybrids(const StrategyInput& in, int replicas) {
                std::to_string(r) + " replicas of " + std::to_string(k) + " nodes on " +
                    std::to_string(in.nodes) + " nodes: " + std::to_string(idle) +
                    (idle == 1 ? " node stays" : " nodes stay") + " idle"});
+      } else if (r > 1 && inner == kPipelined) {
+        continue;  // replicas too small to pipeline a branch: not worth a line of their own
       } else {
         option.why_not = inner + " on " + std::to_string(k) + " nodes is not possible: " + why;
+        if (r == 1 && in.nodes < 4)
+          option.why_not += "; replicas of a model-parallel plan need at least 4 nodes";
       }
       out.push_back(std::move(option));
     }

@@ -55,11 +55,17 @@ StageCosts::StageCosts(const UnitGraph& graph, const CostModel& cost, bool outpu
   for (const CrossTensor& t : graph.tensors()) {
     TensorInfo info;
     info.fix = t.fix;
-    info.from_model = graph.unit(t.producer).is_input;
+    info.from_model = graph.unit(t.producer).is_input || pos.at(t.producer) == kNone;
     info.producer = info.from_model ? 0 : pos.at(t.producer);
     info.model_output = t.model_output;
     info.first_reader = kNone;
+    bool read_inside = false;
     for (UnitId r : t.readers) {
+      if (pos.at(r) == kNone) {
+        info.model_output = true;  // its reader is elsewhere: it leaves the sequence
+        continue;
+      }
+      read_inside = true;
       info.has_readers = true;
       info.first_reader = std::min(info.first_reader, pos.at(r));
       info.last_reader = std::max(info.last_reader, pos.at(r));
@@ -69,10 +75,12 @@ StageCosts::StageCosts(const UnitGraph& graph, const CostModel& cost, bool outpu
     info.naive_extra = info.may_be_naive ? graph.naive_extra_seconds(t.fix) : 0.0;
     // int8 crosses even at a naive cut: the runtime fixes the float on the way out.
     info.link = cost.link_busy_seconds(graph.graph().ops()[t.fix].output.element_count());
+    if (info.from_model && !read_inside) continue;  // neither made nor read here
     const std::size_t index = tensors_.size();
     tensors_.push_back(info);
     if (!info.from_model) produced_at_[info.producer].push_back(index);
-    for (UnitId r : t.readers) reads_at_[pos.at(r)].push_back(index);
+    for (UnitId r : t.readers)
+      if (pos.at(r) != kNone) reads_at_[pos.at(r)].push_back(index);
   }
 }
 

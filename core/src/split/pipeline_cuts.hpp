@@ -29,6 +29,9 @@ struct StageCost {
   double send = 0;
 };
 
+// `sequence` may be part of the units (an expert branch, say): tensors produced outside it
+// arrive over the link like model inputs, and tensors read outside it leave like model
+// outputs.
 class StageCosts {
  public:
   StageCosts(const UnitGraph& graph, const CostModel& cost, bool output_fix,
@@ -45,11 +48,11 @@ class StageCosts {
  private:
   struct TensorInfo {
     std::size_t fix = 0;
-    bool from_model = false;  // a model input (fed by the orchestrator)
+    bool from_model = false;  // a model input or made outside the sequence: received
     std::size_t producer = 0;
     bool has_readers = false;
     std::size_t first_reader = 0, last_reader = 0;
-    bool model_output = false;
+    bool model_output = false;  // or read outside the sequence: always sent
     bool may_be_naive = false;  // --no-output-fix drops its fix when no reader is at home
     double naive_extra = 0;
     double link = 0;  // link busy seconds per frame

@@ -104,10 +104,11 @@ void check_strategy_options(const SplitOptions& options) {
   if (options.replicas != 0) {
     if (options.strategy != Strategy::Hybrid)
       throw Error("split: --replicas applies to the hybrid strategy only");
-    if (options.replicas < 2 || options.nodes / options.replicas < 2)
+    if (options.replicas < 1 || options.nodes / options.replicas < 2)
       throw Error("split: --replicas " + std::to_string(options.replicas) + " on " +
                   std::to_string(options.nodes) +
-                  " nodes: a hybrid needs at least 2 replicas of at least 2 nodes each");
+                  " nodes: a hybrid needs replicas of at least 2 nodes each (1 replica: the "
+                  "pipelined experts)");
   }
 }
 

@@ -52,17 +52,25 @@ std::size_t pipeline_cut_for(const UnitGraph& graph, const std::string& op,
 // (LPT), stem and tail placed to minimise the objective and then the bytes moved.
 std::optional<Partition> plan_experts(const StrategyInput& in, std::string& why_not);
 
-// `replicas` copies of `inner` (an experts or pipeline partition for `nodes_per_replica`
-// nodes, one node per fragment), replica r on nodes r * nodes_per_replica + n (hybrid.cpp).
+// Experts whose branches are themselves pipelined: with more node slots than branches, the
+// slots beyond one per branch go to the branches with the most time per stage, and each
+// such branch runs as a pipeline over its slots (strategy_pipelined_experts.cpp).
+std::optional<Partition> plan_pipelined_experts(const StrategyInput& in, std::string& why_not);
+
+// `replicas` copies of `inner` (an experts, pipeline or pipelined-experts partition for
+// `nodes_per_replica` nodes, one node per fragment), replica r on nodes
+// r * nodes_per_replica + n (hybrid.cpp). One replica: `inner` itself, named a hybrid.
 Partition plan_hybrid(const Partition& inner, int replicas, int nodes_per_replica);
 
-// Every hybrid of R >= 2 replicas on k = in.nodes / R >= 2 nodes each (only R = `replicas`
-// when it is not 0; the in.nodes - R x k nodes left over stay idle): R copies of the
-// experts and of the pipeline plan for k nodes (chosen for in.objective, the pipeline's
-// cuts its own), or why that inner plan is not possible. Empty: fewer than 4 nodes.
+// Every hybrid (only those of R = `replicas` when it is not 0): the pipelined experts on all
+// the nodes (R = 1), and for every R >= 2 replicas of k = in.nodes / R >= 2 nodes each (the
+// in.nodes - R x k nodes left over stay idle) R copies of the experts, the pipeline and the
+// pipelined-experts plan for k nodes (chosen for in.objective, the pipeline's cuts its own);
+// or why that inner plan is not possible (replicas of pipelined experts only where they
+// are). Empty: one node.
 struct HybridOption {
   int replicas = 0;
-  std::string inner_strategy;  // "experts" or "pipeline"
+  std::string inner_strategy;  // "experts", "pipeline" or "pipelined-experts"
   std::optional<Partition> partition;
   std::string why_not;
 };
