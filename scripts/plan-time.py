@@ -40,8 +40,11 @@ def error_line(proc):
 
 
 def plan_label(plan):
-    if plan.get("strategy") == "hybrid" and plan.get("replicas", 0) > 0:
-        return f"hybrid {plan['replicas']}x {plan['inner_strategy']}"
+    """As the planner names plans (dpushard::plan_label): one replica is not counted."""
+    replicas = plan.get("replicas", 0)
+    if plan.get("strategy") == "hybrid" and replicas > 0:
+        count = f"{replicas}x " if replicas > 1 else ""
+        return f"hybrid {count}{plan['inner_strategy']}"
     return plan.get("strategy", "?")
 
 
