@@ -277,6 +277,28 @@ TEST_F(ClusterRunTest, PipelinedExpertsRunNodeToNodeAndMatchTheWholeModel) {
     EXPECT_EQ(node.frames_computed, kFrames * node.fragments.size()) << node.name;
 }
 
+// Frame shares (replicate on boards of unequal speed): the orchestrator sends each copy its
+// share of the frames, in replica_cycle's order, and the outputs stay the whole model's.
+TEST_F(ClusterRunTest, ReplicateFollowsTheFrameShares) {
+  const Graph& model = models_->at("cnn");
+  SplitOptions options;
+  options.nodes = 3;
+  options.strategy = Strategy::Replicate;
+  SplitResult split = split_model(model, options);
+  const auto dir = *root_ / "cnn-frame-share";
+  Plan plan = write_split(split, dir);
+  plan.frame_share = {1, 2, 3};
+  constexpr std::int64_t kFrames = 12;  // two cycles of 6 frames: 2, 4 and 6 frames
+  const RunResult result = run_on_cluster(plan, dir, cluster(), quick(kFrames, 3));
+  ASSERT_TRUE(result.complete) << result.error;
+  for (std::uint64_t frame = 0; frame < kFrames; ++frame)
+    EXPECT_EQ(result.frame_output_sha256[frame], reference_hashes(model, frame % 4))
+        << "frame " << frame;
+  std::map<std::string, std::uint64_t> computed;
+  for (const NodeResult& node : result.nodes) computed[node.name] = node.frames_computed;
+  EXPECT_EQ(computed, (std::map<std::string, std::uint64_t>{{"w0", 2}, {"w1", 4}, {"w2", 6}}));
+}
+
 // The same plans on workers running the cpu backend (when this build has it): still
 // bit-identical to the whole model on ref.
 TEST_F(ClusterRunTest, CpuWorkersMatchTheWholeModelOnRef) {

@@ -95,6 +95,31 @@ TEST(MixedBoards, PlanForTheRealBoardsBeatsTheBestSingleTargetPlan) {
   EXPECT_GT(held[2], held[1]) << plan.structure;
 }
 
+// Replicate on the mixed boards: a copy per DPU core (three on the ZCU102), frames shared
+// by the boards' speed; it beats the equal-share replicate made for one target.
+TEST(MixedBoards, ReplicateRunsACopyPerCoreWithFramesSharedBySpeed) {
+  const MixedCluster c;
+  const Graph model = cnn(20'000'000, {224, 224, 3});
+  SplitOptions mixed = c.options(true);
+  mixed.strategy = Strategy::Replicate;
+  mixed.objective = Objective::Throughput;
+  const Plan plan = split_model(model, mixed).plan;
+  ASSERT_EQ(plan.fragments.size(), 1u);
+  EXPECT_EQ(plan.fragments[0].nodes, (std::vector<int>{0, 1, 2, 2, 2}));
+  ASSERT_EQ(plan.frame_share.size(), 5u);
+  // A ZCU102 core is a little slower than a KV260 (281 MHz against 300).
+  EXPECT_GT(plan.frame_share[0], plan.frame_share[2]) << plan.structure;
+  EXPECT_EQ(plan.frame_share[0], plan.frame_share[1]);
+  EXPECT_EQ(plan.frame_share[2], plan.frame_share[4]);
+  SplitOptions single = c.options(true, c.kv260.get());
+  single.strategy = Strategy::Replicate;
+  single.objective = Objective::Throughput;
+  single.uniform_placement = true;
+  const Plan equal = split_model(model, single).plan;
+  EXPECT_TRUE(equal.frame_share.empty());
+  EXPECT_GT(plan.predicted.throughput_fps, 1.5 * equal.predicted.throughput_fps) << plan.structure;
+}
+
 // A plan for one kind of board is the same whether the nodes' targets are given or not
 // (the reference board on every node): nothing changes for a cluster of one target.
 TEST(MixedBoards, OneKindOfBoardPlansAsBefore) {

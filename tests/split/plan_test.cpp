@@ -166,6 +166,54 @@ TEST_F(PlanFiles, InconsistentPlansAreRejectedNamingTheFault) {
   (void)second;
 }
 
+// Frame shares: the cycle spreads each copy's frames evenly; plan.yaml records the shares
+// (replicate only) and reads them back; check_plan refuses shares that do not fit.
+TEST(FrameShare, CycleRecordAndChecks) {
+  EXPECT_EQ(replica_cycle({}), std::vector<std::uint32_t>{});
+  EXPECT_EQ(replica_cycle({1, 1, 2}), (std::vector<std::uint32_t>{2, 0, 1, 2}));
+  EXPECT_EQ(replica_cycle({1, 1, 1}), (std::vector<std::uint32_t>{0, 1, 2}));
+  const auto cycle = replica_cycle({11, 11, 10, 10, 10});
+  ASSERT_EQ(cycle.size(), 52u);
+  std::vector<int> count(5, 0), last(5, -100);
+  for (std::size_t i = 0; i < cycle.size(); ++i) {
+    EXPECT_GE(static_cast<int>(i) - last[cycle[i]], 3) << "copy " << cycle[i] << " twice close";
+    last[cycle[i]] = static_cast<int>(i);
+    ++count[cycle[i]];
+  }
+  EXPECT_EQ(count, (std::vector<int>{11, 11, 10, 10, 10}));
+
+  ScratchDir dir;
+  SplitOptions o;
+  o.nodes = 3;
+  o.strategy = Strategy::Replicate;
+  SplitResult r = split_model(testing::fork_join_model({2, 2, 2}), o);
+  Plan plan = write_split(r, dir.path());
+  EXPECT_TRUE(plan.frame_share.empty());  // one kind of board: equal shares, not written
+  EXPECT_EQ(plan_to_yaml(plan).find("frame_share"), std::string::npos);
+  plan.frame_share = {1, 2, 3};
+  const std::string text = plan_to_yaml(plan);
+  EXPECT_THAT(text, HasSubstr("frame_share: [1, 2, 3]"));
+  EXPECT_EQ(plan_from_yaml(text, "plan.yaml").frame_share, plan.frame_share);
+  const std::vector<std::pair<std::vector<int>, std::string>> bad = {
+      {{1, 2}, "2 shares for 3 replicas"},
+      {{1, 0, 1}, "a share must be 1 to 1024"},
+      {{1000, 20, 20}, "add up to more than 1024"}};
+  for (const auto& [share, expected] : bad) {
+    Plan p = plan;
+    p.frame_share = share;
+    std::string msg;
+    try {
+      check_plan(p);
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    EXPECT_THAT(msg, HasSubstr(expected));
+  }
+  Plan other = plan;
+  other.strategy = "pipeline";
+  EXPECT_THROW(check_plan(other), Error);
+}
+
 // A hybrid plan records its inner strategy and replica count (and every candidate's), reads
 // back unchanged, and check_plan refuses a malformed one naming the fault: a fragment with
 // another number of nodes than replicas, a node in two replicas, a bad inner strategy or

@@ -121,6 +121,11 @@ struct PlanCandidate {  // what each strategy would give (auto records them all)
   std::string label() const;  // plan_label(strategy, replicas, inner_strategy)
 };
 
+// The replica of each frame in one cycle of sum(share) frames: share[r] frames for replica
+// r, spread as evenly as the shares allow (smooth weighted round robin); frame f runs on
+// replica cycle[f mod cycle.size()]. {1, 1, 2} -> {2, 0, 1, 2}. Empty share: empty cycle.
+std::vector<std::uint32_t> replica_cycle(const std::vector<int>& share);
+
 // What a plan is, as the planner's candidates and the report name it: "experts", "hybrid 2x
 // experts" (2 replicas of experts), "hybrid pipelined-experts" (one replica).
 std::string plan_label(const std::string& strategy, int replicas,
@@ -159,6 +164,10 @@ struct Plan {
   // its fragments on, and the one `run` expects there. Empty: not recorded (one kind of
   // board, `cost_model` says which).
   std::vector<std::string> node_targets;
+  // replicate only: replica r (nodes[r] of the fragment) runs frame_share[r] of every
+  // sum(frame_share) frames, in the order replica_cycle gives (boards of unequal speed take
+  // frames in proportion). Empty: equal shares, frame f on nodes[f mod R].
+  std::vector<int> frame_share;
   bool output_fix = true;
   double link_gbps = 1.0;
   std::string cost_model;

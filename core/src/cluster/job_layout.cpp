@@ -92,8 +92,13 @@ JobLayout make_job_layout(const Plan& plan, const std::filesystem::path& plan_di
       throw Error("edge model:" + edge.output +
                   " -> model: a model input that is also an "
                   "output cannot run on a cluster");
-    layout.inputs.push_back(
-        InputRoute{index_of(plan.model_inputs, edge.output, "model inputs"), destination_of(edge)});
+    InputRoute route{index_of(plan.model_inputs, edge.output, "model inputs"), destination_of(edge),
+                     replica_cycle(plan.frame_share)};
+    if (!route.cycle.empty() && plan.frame_share.size() != route.destination.replicas.size())
+      throw Error("frame_share: " + std::to_string(plan.frame_share.size()) + " shares for " +
+                  std::to_string(route.destination.replicas.size()) + " replicas of '" + edge.to +
+                  "'");
+    layout.inputs.push_back(std::move(route));
   }
 
   for (std::size_t k = 0; k < plan.fragments.size(); ++k) {

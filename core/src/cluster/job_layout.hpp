@@ -24,6 +24,14 @@ struct WireFragment {
 struct InputRoute {
   std::size_t model_input = 0;  // index into plan.model_inputs
   net::Destination destination;
+  // A replicate plan's frame_share (replica_cycle): frame f goes to replica
+  // cycle[f mod size]; empty: destination.target_for(f), replica f mod R.
+  std::vector<std::uint32_t> cycle;
+
+  const net::Target& target_for(std::uint64_t frame) const {
+    if (cycle.empty()) return destination.target_for(frame);
+    return destination.replicas[cycle[static_cast<std::size_t>(frame % cycle.size())]];
+  }
 };
 
 struct JobLayout {

@@ -299,7 +299,7 @@ void Orchestrator::send_frame(std::uint64_t frame, const JobLayout& layout,
   flights_[frame] = Flight{Clock::now(), {}, 0};
   on_io([this, frame, &layout, inputs] {
     for (const InputRoute& route : layout.inputs) {
-      const net::Target& target = route.destination.target_for(frame);
+      const net::Target& target = route.target_for(frame);
       const std::size_t node = node_index(target.node);
       input_bytes_ += links_[node].connection->send_tensor(
           job_, frame, target.slot, route.destination.index, inputs[route.model_input]);

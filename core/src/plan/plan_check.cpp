@@ -12,6 +12,8 @@
 namespace dpushard {
 namespace {
 
+constexpr int kMaxFrameShare = 1024;  // frames in one cycle of replica_cycle
+
 const PlanTensor* find_tensor(const std::vector<PlanTensor>& ts, const std::string& name) {
   for (const auto& t : ts)
     if (t.name == name) return &t;
@@ -73,6 +75,20 @@ void check_plan(const Plan& plan) {
                   std::to_string(plan.nodes) + " nodes");
     for (const auto& t : plan.node_targets)
       if (t.empty()) throw Error("node_targets: an empty target name");
+  }
+  if (!plan.frame_share.empty()) {
+    if (plan.strategy != "replicate")
+      throw Error("frame_share: only for the replicate strategy, not " + plan.strategy);
+    const std::size_t replicas = plan.fragments.front().nodes.size();
+    if (plan.frame_share.size() != replicas)
+      throw Error("frame_share: " + std::to_string(plan.frame_share.size()) + " shares for " +
+                  std::to_string(replicas) + " replicas");
+    int total = 0;
+    for (int w : plan.frame_share) {
+      if (w < 1 || w > kMaxFrameShare) throw Error("frame_share: a share must be 1 to 1024");
+      total += w;
+    }
+    if (total > kMaxFrameShare) throw Error("frame_share: the shares add up to more than 1024");
   }
   if (!plan.memory.node_budget_bytes.empty()) {
     if (plan.memory.node_budget_bytes.size() != static_cast<std::size_t>(plan.nodes) ||

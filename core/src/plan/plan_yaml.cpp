@@ -141,6 +141,8 @@ std::string plan_to_yaml(const Plan& plan) {
   out << YAML::Key << "nodes" << YAML::Value << plan.nodes;
   if (!plan.node_targets.empty())
     out << YAML::Key << "node_targets" << YAML::Value << YAML::Flow << plan.node_targets;
+  if (!plan.frame_share.empty())
+    out << YAML::Key << "frame_share" << YAML::Value << YAML::Flow << plan.frame_share;
   out << YAML::Key << "output_fix" << YAML::Value << plan.output_fix;
   out << YAML::Key << "link_gbps" << YAML::Value << number(plan.link_gbps);
   out << YAML::Key << "cost_model" << YAML::Value << YAML::BeginMap;
@@ -290,6 +292,7 @@ void read_request(const yaml::Map& root, Plan& plan) {
   if (auto max = root.find("max_latency_ms")) plan.max_latency_ms = max->number();
   plan.nodes = root.get("nodes").int32();
   if (auto targets = root.find("node_targets")) plan.node_targets = targets->texts();
+  if (auto share = root.find("frame_share")) plan.frame_share = read_ints(*share);
   plan.output_fix = root.get("output_fix").boolean();
   plan.link_gbps = root.get("link_gbps").number();
   const yaml::Map cost = root.get("cost_model").map({"name", "parameters"});
@@ -397,10 +400,11 @@ void check_slots(const yaml::Map& root, const Plan& plan) {
 Plan plan_from_yaml(const std::string& text, const std::string& origin) {
   const yaml::Document doc = yaml::Document::parse(text, origin);
   const yaml::Map root = doc.root().map(
-      {"version",        "model",     "strategy",   "hybrid",    "requested_strategy", "objective",
-       "max_latency_ms", "nodes",     "output_fix", "link_gbps", "node_targets",       "cost_model",
-       "oracle",         "structure", "memory",     "predicted", "candidates",         "slots",
-       "fragments",      "edges",     "adjustments"});
+      {"version",      "model",          "strategy",   "hybrid",     "requested_strategy",
+       "objective",    "max_latency_ms", "nodes",      "output_fix", "link_gbps",
+       "node_targets", "frame_share",    "cost_model", "oracle",     "structure",
+       "memory",       "predicted",      "candidates", "slots",      "fragments",
+       "edges",        "adjustments"});
   Plan plan;
   const yaml::Value version = root.get("version");
   plan.version = version.int32();

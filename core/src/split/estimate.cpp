@@ -151,17 +151,33 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
     if (t.model_output) transfers.push_back({home, -1, elems});
   }
 
-  // Frame k runs on replica k mod R of a fragment with R nodes (net::Destination), so the
-  // placement of a frame repeats with the least common multiple of the replica counts: one
-  // "phase" per frame of that period.
-  std::size_t period = 1;
+  // Frame k runs on replica k mod R of a fragment with R nodes (net::Destination), or with
+  // frame shares on replica cycle[k mod the cycle's length] (replica_cycle), so the
+  // placement of a frame repeats with the least common multiple of the replica counts and
+  // the cycle: one "phase" per frame of that period.
+  const std::vector<std::uint32_t> cycle = replica_cycle(partition.frame_share);
+  std::size_t period = std::max<std::size_t>(1, cycle.size());
   for (const auto& part : partition.fragments) {
+    if (!cycle.empty() && part.nodes.size() > 1 &&
+        part.nodes.size() != partition.frame_share.size())
+      throw Error("split: internal: frame shares do not match fragment '" + part.name + "'");
     period = std::lcm(period, part.nodes.size());
     if (period > kMaxPhases) throw Error("split: internal: too many replica phases to estimate");
   }
+  auto replica_at = [&](std::size_t f, std::size_t phase) -> std::size_t {
+    const std::size_t k = partition.fragments[f].nodes.size();
+    if (k == 1) return 0;
+    return cycle.empty() ? phase % k : cycle[phase % cycle.size()];
+  };
+  // The fraction of the frames fragment f's i-th node runs.
+  auto share_of = [&](std::size_t f, std::size_t i) {
+    const std::size_t k = partition.fragments[f].nodes.size();
+    if (cycle.empty() || k == 1) return 1.0 / static_cast<double>(k);
+    return static_cast<double>(partition.frame_share[i]) / static_cast<double>(cycle.size());
+  };
   auto node_of = [&](int f, std::size_t phase) {
-    const auto& nodes = partition.fragments[static_cast<std::size_t>(f)].nodes;
-    return nodes[phase % nodes.size()];
+    const auto fi = static_cast<std::size_t>(f);
+    return partition.fragments[fi].nodes[replica_at(fi, phase)];
   };
 
   // Fragment f's seconds per frame on its i-th node.
@@ -190,7 +206,7 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
       }
       const int node = node_of(static_cast<int>(f), phase);
       const double start = std::max(ready, node_free[node]);
-      finish[f] = start + seconds_on(f, phase % partition.fragments[f].nodes.size());
+      finish[f] = start + seconds_on(f, replica_at(f, phase));
       node_free[node] = finish[f];
     }
     for (const auto& tr : transfers)
@@ -203,7 +219,7 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
   // orchestrator's. A node's fragments each run their frames one after the other, and
   // share its DPU cores, its A53 cores and its network thread: its time per frame is the
   // busiest of these (without a split over engines, all of a fragment is DPU time). A
-  // fragment replicated on k nodes gives each 1/k of the frames.
+  // fragment replicated on k nodes gives each 1/k of the frames, or its frame share.
   std::map<int, double> busy, dpu, host, net, tx, rx;
   double orch_tx = 0, orch_rx = 0;
   std::int64_t wire = 0, io = 0;
@@ -215,9 +231,9 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
   std::map<int, int> fragments_on;
   for (std::size_t f = 0; f < nf; ++f) {
     const auto& fnodes = partition.fragments[f].nodes;
-    const double share = 1.0 / static_cast<double>(fnodes.size());
     for (std::size_t i = 0; i < fnodes.size(); ++i) {
       const int n = fnodes[i];
+      const double share = share_of(f, i);
       const CostModel::FragmentLoad load = load_on(f, i);
       ++fragments_on[n];
       busy[n] = std::max(busy[n], load.seconds * share);
@@ -237,9 +253,9 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
   // never reached: the 3-node CNN experts plans ran 6-21 % under them, and within 5 % of this.
   for (std::size_t f = 0; f < nf; ++f) {
     const auto& fnodes = partition.fragments[f].nodes;
-    const double share = 1.0 / static_cast<double>(fnodes.size());
     for (std::size_t i = 0; i < fnodes.size(); ++i) {
       const int n = fnodes[i];
+      const double share = share_of(f, i);
       const CostModel::FragmentLoad own = load_on(f, i);
       // With as many DPU cores as the node has fragments, each finds a core of its own.
       const bool dpu_shared = fragments_on[n] > board(n).dpu_cores();
@@ -255,10 +271,11 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
     const double t = cost.link_busy_seconds(tr.bytes);
     if (tr.from < 0 || tr.to < 0) {
       io += tr.bytes;
-      const int frag = tr.from < 0 ? tr.to : tr.from;
-      const auto& nodes = partition.fragments[static_cast<std::size_t>(frag)].nodes;
+      const auto frag = static_cast<std::size_t>(tr.from < 0 ? tr.to : tr.from);
+      const auto& nodes = partition.fragments[frag].nodes;
       (tr.from < 0 ? orch_tx : orch_rx) += t;
-      for (int n : nodes) (tr.from < 0 ? rx : tx)[n] += t / static_cast<double>(nodes.size());
+      for (std::size_t i = 0; i < nodes.size(); ++i)
+        (tr.from < 0 ? rx : tx)[nodes[i]] += t * share_of(frag, i);
       continue;
     }
     // Between fragments: each phase's pair of nodes carries 1/period of the frames.

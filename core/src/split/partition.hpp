@@ -25,6 +25,9 @@ struct Partition {
   std::string structure;                // one line for plan.yaml
   std::vector<FragmentPart> fragments;  // plan order
   std::vector<PlanAdjustment> adjustments;
+  // Replicate on boards of unequal speed: each replica's share of the frames (Plan's
+  // frame_share, replica_cycle); empty: equal shares.
+  std::vector<int> frame_share;
 };
 
 // The boards a plan runs on (docs/splitting.md "Mixed boards"): node slot n's cost model

@@ -251,6 +251,7 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   plan.cost_model = cost.name();
   plan.oracle = oracle.name() + " (" + oracle.origin() + ")";
   plan.structure = partition.structure;
+  plan.frame_share = partition.frame_share;
   if (budgeted) {
     plan.memory = {options.memory_budget_bytes, options.memory_board, options.frames_in_flight, {}};
     if (!options.node_memory_budget_bytes.empty()) {
