@@ -196,12 +196,16 @@ TEST(LinkPacing, TwoSendersShareOneReceivingPort) {
       "two senders into one 1 Gbit/s port, 32 MB each: %.3f s and %.3f s (%.2f and "
       "%.2f Gbit/s; expected 0.512 s, 0.5 Gbit/s each)\n",
       from_a, from_c, kBytes * 8 / from_a / 1e9, kBytes * 8 / from_c / 1e9);
-  // About half each: both rates within 20 % of 0.5 Gbit/s (the receiving io thread
-  // handles every slice of both, the most timer work of these cases) and within 10 % of
-  // each other; never more than the port.
+  // Half each: the two rates within 10 % of each other, and together never more than the
+  // port. From below only loosely: the receiving io thread handles every slice of both (the
+  // most timer work of these cases), and a loaded two-core machine measured 0.44 Gbit/s
+  // each, steadily, with a build beside it, so what a busy machine makes
+  // slower is bounded at 0.3 (a port serving one sender at a time would fail the ratio).
   const double rate_a = kBytes * 8 / from_a / 1e9, rate_c = kBytes * 8 / from_c / 1e9;
-  EXPECT_NEAR(rate_a, 0.5, 0.1);
-  EXPECT_NEAR(rate_c, 0.5, 0.1);
+  EXPECT_LE(rate_a, 0.55);
+  EXPECT_LE(rate_c, 0.55);
+  EXPECT_GE(rate_a, 0.3);
+  EXPECT_GE(rate_c, 0.3);
   EXPECT_NEAR(rate_a / rate_c, 1.0, 0.1);
   EXPECT_LE(rate_a + rate_c, 1.05);
 }
