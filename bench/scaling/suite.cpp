@@ -172,8 +172,9 @@ void prepare(Suite& s) {
                    o.models_dir.string());
   for (const auto& size : o.sizes) {
     for (int n : counts) {
+      if (!swept_on(o, n, size)) continue;  // --node-sizes: not this size on n nodes
       const std::vector<std::string> strategies =
-          n == 1 ? std::vector<std::string>{"single"} : o.strategies;
+          n == 1 ? std::vector<std::string>{"single"} : strategies_on(o, n);
       std::vector<std::unique_ptr<Config>> group;  // this size on n nodes
       for (const auto& strategy : strategies) {
         auto c = std::make_unique<Config>();
@@ -390,6 +391,18 @@ void add_context(const Suite& s) {
   benchmark::AddCustomContext("models_dir", o.models_dir.string());
   benchmark::AddCustomContext("zoo_weights", o.weights ? "yes" : "no");
   benchmark::AddCustomContext("objective", o.objective);
+  // A node count swept for a subset (--node-strategies, --node-sizes): "4=hybrid,replicate".
+  auto per_node = [](const std::map<int, std::vector<std::string>>& m) {
+    std::string out;
+    for (const auto& [n, values] : m) {
+      out += (out.empty() ? "" : "; ") + std::to_string(n) + "=";
+      for (std::size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + values[i];
+    }
+    return out;
+  };
+  if (!o.node_strategies.empty())
+    benchmark::AddCustomContext("node_strategies", per_node(o.node_strategies));
+  if (!o.node_sizes.empty()) benchmark::AddCustomContext("node_sizes", per_node(o.node_sizes));
   // Where auto's plan is another configuration's, that configuration's label carries the
   // mark; the choice is also here, per size and node count, for a reader of the JSON.
   for (const auto& choice : s.auto_choices)
