@@ -10,6 +10,8 @@
 #     (and the split command got them), the 1- and 2-node plans, on node1 and node2 (two
 #     KV260s), record none and are the same bytes as in 1.;
 #  3. the same with models_plan_node_targets false: no plan records node_targets.
+# Four nodes are swept for a subset (dpushard_node_strategies, dpushard_node_sizes): only
+# replicate, only at 2M; its plan runs on node1..node4, [kv260, kv260, zcu102, kv260] in 2.
 #
 #   mixed_boards_plans.sh SOURCE_DIR DPUSHARD_BIN
 set -euo pipefail
@@ -30,9 +32,11 @@ vars=$(cat <<JSON
   "dpushard_work_dir": "${scratch}/work",
   "dpushard_token_file": "${scratch}/work/token",
   "dpushard_families": ["cnn"],
-  "dpushard_sizes": ["1M"],
-  "dpushard_node_counts": [1, 2, 3],
+  "dpushard_sizes": ["1M", "2M"],
+  "dpushard_node_counts": [1, 2, 3, 4],
   "dpushard_strategies": ["pipeline", "replicate"],
+  "dpushard_node_strategies": {"4": ["replicate"]},
+  "dpushard_node_sizes": {"4": ["2M"]},
   "dpushard_zoo_inputs": {"cnn": "64x64x3"},
   "models_preseed_caches": false
 }
@@ -67,19 +71,25 @@ done
   --link-gbps 1.0 --target kv260 -o "$scratch/by-hand" >/dev/null 2>&1
 cmp "$scratch/by-hand/plan.yaml" "$plans/n3-pipeline/plan.yaml" ||
   fail "the 3-node plan differs from split --target kv260 by hand"
-grep -q '"node_targets": \["kv260", "kv260", "kv260"\]' "$models/made-with.json" ||
+grep -q '"node_targets": \["kv260", "kv260", "kv260", "kv260"\]' "$models/made-with.json" ||
   fail "made-with.json does not record the workers' targets: $(cat "$models/made-with.json")"
+[[ -s $models/e3-64x64x3-s1/cnn-2M/n4-replicate/plan.yaml ]] || fail "2M n4-replicate was not made"
+for dir in cnn-1M/n4-replicate cnn-2M/n4-pipeline; do
+  [[ ! -e $models/e3-64x64x3-s1/$dir ]] || fail "$dir was made (4 nodes: replicate at 2M only)"
+done
 cp -r "$plans" "$scratch/single"
 
 # 2. node3 a ZCU102: made again, the 3-node plans for the mixed boards.
 run -i inventories/local -i "$scratch/mixed.yml" >"$scratch/run2.log" ||
   { cat "$scratch/run2.log"; fail "run 2"; }
-grep -q '"node_targets": \["kv260", "kv260", "zcu102"\]' "$models/made-with.json" ||
+grep -q '"node_targets": \["kv260", "kv260", "zcu102", "kv260"\]' "$models/made-with.json" ||
   fail "made-with.json does not record node3's zcu102: $(cat "$models/made-with.json")"
 for dir in n3-pipeline n3-replicate; do
   got=$(node_targets "$plans/$dir/plan.yaml")
   [[ $got == kv260,kv260,zcu102 ]] || fail "$dir records node_targets '$got', not kv260,kv260,zcu102"
 done
+got=$(node_targets "$models/e3-64x64x3-s1/cnn-2M/n4-replicate/plan.yaml")
+[[ $got == kv260,kv260,zcu102,kv260 ]] || fail "2M n4-replicate records node_targets '$got'"
 for dir in n1 n2-pipeline n2-replicate; do
   [[ -z $(node_targets "$plans/$dir/plan.yaml") ]] || fail "$dir (node1, node2: KV260s) records node_targets"
   cmp "$scratch/single/$dir/plan.yaml" "$plans/$dir/plan.yaml" || fail "$dir differs from the one-board run"
