@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The short sweep of the CI: site.yml without provisioning, against the local inventory
-# (three sim workers on 127.0.0.1:7701-7703) on the ctest build tree, with one small model
+# (four sim workers on 127.0.0.1:7701-7704) on the ctest build tree, with one small model
 # per family, 1 and 2 nodes, two strategies, few frames and the worker caches pre-seeded
 # by hash. Then checks what a user would look at: the report, the raw JSON (also through
 # compare.py), env.json, the worker logs and the fragments in the caches.
@@ -75,7 +75,7 @@ import json, sys
 results = sys.argv[1]
 env = json.load(open(results + "/env.json"))
 assert env["backend"] == "sim" and env["inventory"] == "local" and env["timing"] == "modeled", env
-assert set(env["hosts"]) == {"controller", "node1", "node2", "node3"}, env["hosts"].keys()
+assert set(env["hosts"]) == {"controller", "node1", "node2", "node3", "node4"}, env["hosts"].keys()
 assert env["hosts"]["node1"]["address"] == "127.0.0.1:7701", env["hosts"]["node1"]
 for family in ("cnn", "convvit"):
     doc = json.load(open(f"{results}/bench_{family}_scaling.json"))
