@@ -166,6 +166,9 @@ void prepare(Suite& s) {
   std::vector<int> counts = o.node_counts;
   std::sort(counts.begin(), counts.end());
   counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  // Plan node slot i runs on the cluster's i-th node: its board prices the plans made here.
+  std::vector<std::string> node_targets;
+  for (const auto& node : s.cluster.nodes) node_targets.push_back(node.target);
   s.progress->note("making or reading " + std::to_string(o.sizes.size()) +
                    " model(s) and their "
                    "plans in " +
@@ -186,7 +189,7 @@ void prepare(Suite& s) {
         c->label = o.family + " " + size + " on " + std::to_string(n) + " node" +
                    (n == 1 ? "" : "s, " + strategy);
         try {
-          c->plan = ensure_plan(o, size, n, strategy, s.cluster.link_gbps);
+          c->plan = ensure_plan(o, size, n, strategy, s.cluster.link_gbps, node_targets);
           c->plan_label = plan_label(c->plan);
           if (const std::string why = not_possible_reason(c->plan, strategy); !why.empty()) {
             c->error = why;

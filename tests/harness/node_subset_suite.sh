@@ -4,10 +4,13 @@
 # only those sizes (and every strategy at every size on the others), and refuses a bad
 # value with one line and exit 2. Lists its benchmarks only (--benchmark_list_tests): it
 # makes the models and plans but connects to no worker, so no port is used.
+# Also: on a cluster of mixed boards (node3 a ZCU102) the plans the suite makes are the ones
+# `dpushard split --target kv260 --node-targets ...` makes (the Ansible models role's).
 #
-#   node_subset_suite.sh BENCH_CNN_SCALING
+#   node_subset_suite.sh BENCH_CNN_SCALING DPUSHARD_BIN
 set -euo pipefail
 suite=$1
+bin=$2
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/node-subset.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
@@ -58,4 +61,21 @@ for bad in "--node-strategies 4=fast" "--node-sizes 4=3M" "--node-sizes four=2M"
   [[ $(wc -l <"$scratch/err.txt") == 1 ]] || fail "$bad: not one line: $(cat "$scratch/err.txt")"
   grep -q "error: ${bad%% *}: " "$scratch/err.txt" || fail "$bad: $(cat "$scratch/err.txt")"
 done
+
+# Mixed boards: node3 a ZCU102.
+sed -i 's|node3, address: "127.0.0.1:7703", backend: sim, target: kv260|node3, address: "127.0.0.1:7703", backend: sim, target: zcu102|' \
+  "$scratch/cluster.yaml"
+grep -q 'target: zcu102' "$scratch/cluster.yaml" || fail "cluster.yaml: $(cat "$scratch/cluster.yaml")"
+"$suite" --cluster "$scratch/cluster.yaml" --models "$scratch/mixed" --sizes 1M --nodes 1,2,3 \
+  --strategies pipeline --input 32x32x3 --cost-target kv260 --benchmark_list_tests=true \
+  >/dev/null 2>"$scratch/err.txt" || { cat "$scratch/err.txt"; fail "the mixed suite failed"; }
+model=$scratch/mixed/e3-32x32x3-s1/cnn-1M_int.xmodel
+"$bin" split "$model" --nodes 3 --strategy pipeline --objective latency --link-gbps 1 \
+  --target kv260 --node-targets kv260,kv260,zcu102 -o "$scratch/by-hand3" >/dev/null 2>&1
+cmp "$scratch/by-hand3/plan.yaml" "$scratch/mixed/e3-32x32x3-s1/cnn-1M/n3-pipeline/plan.yaml" ||
+  fail "the suite's 3-node plan on mixed boards is not split --node-targets kv260,kv260,zcu102's"
+"$bin" split "$model" --nodes 2 --strategy pipeline --objective latency --link-gbps 1 \
+  --target kv260 -o "$scratch/by-hand2" >/dev/null 2>&1
+cmp "$scratch/by-hand2/plan.yaml" "$scratch/mixed/e3-32x32x3-s1/cnn-1M/n2-pipeline/plan.yaml" ||
+  fail "the suite's 2-node plan on two KV260s is not split --target kv260's"
 echo "node_subset_suite: OK"
