@@ -1,5 +1,7 @@
 #include "scaling/model_store.hpp"
 
+#include <algorithm>
+#include <map>
 #include <memory>
 
 #include "dpushard/error.hpp"
@@ -54,7 +56,8 @@ fs::path ensure_model(const SweepOptions& o, const std::string& size) {
 }
 
 Plan ensure_plan(const SweepOptions& o, const std::string& size, int nodes,
-                 const std::string& strategy, double link_gbps) {
+                 const std::string& strategy, double link_gbps,
+                 const std::vector<std::string>& node_targets) {
   const fs::path dir = plan_dir(o, size, nodes, strategy);
   std::error_code ec;
   if (!fs::is_regular_file(dir / "plan.yaml", ec)) {
@@ -68,10 +71,26 @@ Plan ensure_plan(const SweepOptions& o, const std::string& size, int nodes,
     split.link_gbps = link_gbps;
     split.model_file = model_file.string();
     split.model_sha256 = sha256_file(model_file);
+    // Mixed boards: the targets of the N nodes (a node without one is the reference board,
+    // --cost-target or the KV260); planned for them when one is not the reference board.
+    const std::string reference = o.cost_target.empty() ? "kv260" : o.cost_target;
+    std::vector<std::string> names;
+    for (int n = 0; n < nodes && n < static_cast<int>(node_targets.size()); ++n) {
+      const std::string& t = node_targets[static_cast<std::size_t>(n)];
+      names.push_back(t.empty() ? reference : t);
+    }
+    const bool mixed = std::any_of(names.begin(), names.end(),
+                                   [&](const std::string& t) { return t != reference; });
+    if (!mixed) names.clear();
+    // As `dpushard split --target <cost> [--node-targets ...]`: the memory budget is the
+    // target's (the roofline's is the KV260's); without a cost target the first node's board
+    // is the reference, priced with its timing model.
+    const std::string base = !o.cost_target.empty() ? o.cost_target
+                             : mixed                ? names.front()
+                                                    : std::string("kv260");
+    const Target target = resolve_target(base);
     std::unique_ptr<CostModel> cost;
-    // As `dpushard split`: the memory budget is the target's (the roofline's is the KV260's).
-    const Target target = resolve_target(o.cost_target.empty() ? "kv260" : o.cost_target);
-    if (!o.cost_target.empty()) {
+    if (!o.cost_target.empty() || mixed) {
       TimingCostParams params;
       params.link_gbps = link_gbps;
       cost = make_timing_cost_model(target, params);
@@ -79,6 +98,19 @@ Plan ensure_plan(const SweepOptions& o, const std::string& size, int nodes,
     }
     split.memory_budget_bytes = target.model_memory_bytes;
     split.memory_board = target.name;
+    std::map<std::string, std::unique_ptr<CostModel>> node_costs;
+    for (const std::string& name : names) {
+      const Target t = resolve_target(name);
+      if (!node_costs.count(name)) {
+        TimingCostParams params;
+        params.link_gbps = link_gbps;
+        // The reference board's own model: plans for one kind of board stay as --target's.
+        node_costs[name] = name == base ? nullptr : make_timing_cost_model(t, params);
+      }
+      split.node_cost_models.push_back(node_costs[name] ? node_costs[name].get() : cost.get());
+      split.node_targets.push_back(t.name);
+      split.node_memory_budget_bytes.push_back(t.model_memory_bytes);
+    }
     SplitResult result = split_model(model, split);
     write_split(result, dir);
   }

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "dpushard/plan_format.hpp"
 #include "scaling/options.hpp"
@@ -24,8 +25,12 @@ std::filesystem::path ensure_model(const SweepOptions& o, const std::string& siz
 
 // Splits the model into the plan (as `dpushard split --nodes N --strategy S --link-gbps G`
 // does) when the plan folder has no plan.yaml; returns the plan read back and checked
-// against its files.
+// against its files. `node_targets`: the targets of the cluster's first N nodes (cluster.yaml
+// `target:`, "" for none); when one is not the reference board (--cost-target, else the
+// KV260) the plan is made for them, as `split --target <cost> --node-targets ...` (and the
+// Ansible models role) would.
 Plan ensure_plan(const SweepOptions& o, const std::string& size, int nodes,
-                 const std::string& strategy, double link_gbps);
+                 const std::string& strategy, double link_gbps,
+                 const std::vector<std::string>& node_targets = {});
 
 }  // namespace dpushard::bench

@@ -1,8 +1,11 @@
 #include "scaling/options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <set>
+#include <stdexcept>
 
 #ifndef DPUSHARD_GIT_REVISION
 #define DPUSHARD_GIT_REVISION "unknown"
@@ -20,6 +23,57 @@ int benchmark_repetitions_flag(int argc, char** argv) {
   }
   return repetitions;
 }
+
+const std::vector<std::string>& strategies_on(const SweepOptions& o, int nodes) {
+  const auto it = o.node_strategies.find(nodes);
+  return it != o.node_strategies.end() ? it->second : o.strategies;
+}
+
+bool swept_on(const SweepOptions& o, int nodes, const std::string& size) {
+  const auto it = o.node_sizes.find(nodes);
+  return it == o.node_sizes.end() ||
+         std::find(it->second.begin(), it->second.end(), size) != it->second.end();
+}
+
+namespace {
+
+// "4=hybrid,replicate,auto" -> {4, [hybrid, replicate, auto]}; each value must be in
+// `allowed`. Throws std::invalid_argument naming the flag.
+void parse_per_node(const std::string& flag, const std::vector<std::string>& items,
+                    const std::set<std::string>& allowed, const std::string& allowed_what,
+                    std::map<int, std::vector<std::string>>& out) {
+  for (const auto& item : items) {
+    const auto eq = item.find('=');
+    int nodes = 0;
+    try {
+      std::size_t used = 0;
+      nodes = eq == std::string::npos ? 0 : std::stoi(item.substr(0, eq), &used);
+      if (used != eq) nodes = 0;
+    } catch (const std::exception&) {
+      nodes = 0;
+    }
+    if (nodes < 2)
+      throw std::invalid_argument(flag + ": " + "'" + item +
+                                  "': expected N=A,B,... with N >= 2 nodes");
+    if (out.count(nodes))
+      throw std::invalid_argument(flag + ": " + std::to_string(nodes) + " nodes given twice");
+    std::vector<std::string> values;
+    std::string rest = item.substr(eq + 1);
+    while (true) {
+      const auto comma = rest.find(',');
+      const std::string v = rest.substr(0, comma);
+      if (v.empty() || !allowed.count(v))
+        throw std::invalid_argument(flag + ": " + "'" + item + "': '" + v + "' is not one of " +
+                                    allowed_what);
+      values.push_back(v);
+      if (comma == std::string::npos) break;
+      rest = rest.substr(comma + 1);
+    }
+    out[nodes] = values;
+  }
+}
+
+}  // namespace
 
 SweepOptions parse_sweep_options(const std::string& family, int argc, char** argv,
                                  int benchmark_repetitions) {
@@ -50,6 +104,14 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
       ->delimiter(',')
       ->check(CLI::IsMember({"experts", "pipeline", "replicate", "hybrid", "auto"}))
       ->capture_default_str();
+  std::vector<std::string> node_strategies, node_sizes;
+  app.add_option("--node-strategies", node_strategies,
+                 "N=A,B,...: on N nodes sweep these strategies instead of --strategies "
+                 "(repeatable; a wide node count for a subset, e.g. 4=hybrid,replicate,auto)")
+      ->take_all();
+  app.add_option("--node-sizes", node_sizes,
+                 "N=S,T,...: on N nodes sweep only these of --sizes (repeatable)")
+      ->take_all();
   app.add_option("--objective", o.objective,
                  "What plans this suite makes optimise, as `dpushard split --objective` (auto "
                  "picks its plan by it)")
@@ -102,6 +164,16 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     std::exit(app.exit(e));
+  }
+  try {
+    parse_per_node("--node-strategies", node_strategies,
+                   {"experts", "pipeline", "replicate", "hybrid", "auto"},
+                   "experts, pipeline, replicate, hybrid, auto", o.node_strategies);
+    const std::set<std::string> sizes(o.sizes.begin(), o.sizes.end());
+    parse_per_node("--node-sizes", node_sizes, sizes, "--sizes", o.node_sizes);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "bench_" << family << "_scaling: error: " << e.what() << "\n";
+    std::exit(2);
   }
   o.cluster_file = cluster;
   o.weights = !no_weights;

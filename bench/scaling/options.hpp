@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@ struct SweepOptions {
   std::vector<int> node_counts;  // empty: 1 to the cluster's size
   // experts, pipeline, replicate, hybrid, auto (the planner's choice for `objective`)
   std::vector<std::string> strategies = {"experts", "pipeline", "replicate"};
+  // Per node count, in place of `strategies` / `sizes` on that many nodes (--node-strategies
+  // 4=hybrid,replicate,auto --node-sizes 4=10M,20M): a wide count swept for a subset only.
+  std::map<int, std::vector<std::string>> node_strategies;
+  std::map<int, std::vector<std::string>> node_sizes;
   std::string objective = "latency";  // plans made here: `dpushard split --objective`
   int experts = 3;
   std::string input = "224x224x3";
@@ -35,6 +40,11 @@ struct SweepOptions {
   std::string
       cost_target;  // plans made here: priced by this target's timing model (empty: roofline)
 };
+
+// The strategies and sizes swept on `nodes` nodes: --node-strategies / --node-sizes for that
+// count, else --strategies / --sizes (one node: only the sizes matter).
+const std::vector<std::string>& strategies_on(const SweepOptions& o, int nodes);
+bool swept_on(const SweepOptions& o, int nodes, const std::string& size);
 
 // Parses argv after benchmark::Initialize removed its own flags. `--help` prints both sets
 // of flags and exits 0; a bad value prints one line naming the flag and exits 2.

@@ -164,14 +164,18 @@ void prepare(Suite& s) {
   std::vector<int> counts = o.node_counts;
   std::sort(counts.begin(), counts.end());
   counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  // Plan node slot i runs on the cluster's i-th node: its board prices the plans made here.
+  std::vector<std::string> node_targets;
+  for (const auto& node : s.cluster.nodes) node_targets.push_back(node.target);
   s.progress->note("making or reading " + std::to_string(o.sizes.size()) +
                    " model(s) and their "
                    "plans in " +
                    o.models_dir.string());
   for (const auto& size : o.sizes) {
     for (int n : counts) {
+      if (!swept_on(o, n, size)) continue;  // --node-sizes: not this size on n nodes
       const std::vector<std::string> strategies =
-          n == 1 ? std::vector<std::string>{"single"} : o.strategies;
+          n == 1 ? std::vector<std::string>{"single"} : strategies_on(o, n);
       std::vector<std::unique_ptr<Config>> group;  // this size on n nodes
       for (const auto& strategy : strategies) {
         auto c = std::make_unique<Config>();
@@ -183,7 +187,7 @@ void prepare(Suite& s) {
         c->label = o.family + " " + size + " on " + std::to_string(n) + " node" +
                    (n == 1 ? "" : "s, " + strategy);
         try {
-          c->plan = ensure_plan(o, size, n, strategy, s.cluster.link_gbps);
+          c->plan = ensure_plan(o, size, n, strategy, s.cluster.link_gbps, node_targets);
           c->plan_label = plan_label(c->plan);
           if (const std::string why = not_possible_reason(c->plan, strategy); !why.empty()) {
             c->error = why;
@@ -388,6 +392,18 @@ void add_context(const Suite& s) {
   benchmark::AddCustomContext("models_dir", o.models_dir.string());
   benchmark::AddCustomContext("zoo_weights", o.weights ? "yes" : "no");
   benchmark::AddCustomContext("objective", o.objective);
+  // A node count swept for a subset (--node-strategies, --node-sizes): "4=hybrid,replicate".
+  auto per_node = [](const std::map<int, std::vector<std::string>>& m) {
+    std::string out;
+    for (const auto& [n, values] : m) {
+      out += (out.empty() ? "" : "; ") + std::to_string(n) + "=";
+      for (std::size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + values[i];
+    }
+    return out;
+  };
+  if (!o.node_strategies.empty())
+    benchmark::AddCustomContext("node_strategies", per_node(o.node_strategies));
+  if (!o.node_sizes.empty()) benchmark::AddCustomContext("node_sizes", per_node(o.node_sizes));
   // Where auto's plan is another configuration's, that configuration's label carries the
   // mark; the choice is also here, per size and node count, for a reader of the JSON.
   for (const auto& choice : s.auto_choices)

@@ -335,6 +335,103 @@ TEST(ReportAnalysis, HybridAndAutoStandBesideTheOthersWithThePlannersChoiceMarke
   EXPECT_EQ(md.find("## Failed configurations"), std::string::npos);
 }
 
+// A wide node count swept for a subset (the local inventory's 4 nodes: the suites'
+// --node-strategies 4=hybrid,replicate,auto --node-sizes 4=5M,10M): 1 to 3 nodes as in
+// cnn_configs (auto's plan the experts row's), 4 nodes only replicate, a 2x experts hybrid
+// and auto (a 4-node experts plan of its own) at 5M and 10M.
+json with_four_nodes_for_a_subset() {
+  auto configs = testing::cnn_configs();
+  for (const auto& [size, params] :
+       std::vector<std::pair<std::string, double>>{{"2M", 2.01e6}, {"5M", 4.98e6}, {"10M", 10.2e6}})
+    for (int n : {2, 3}) configs.push_back({size, params, n, "hybrid", 1});
+  configs.push_back({"5M", 4.98e6, 4, "replicate", 195});
+  configs.push_back({"5M", 4.98e6, 4, "hybrid", 150});
+  configs.push_back({"5M", 4.98e6, 4, "auto", 120});
+  configs.push_back({"10M", 10.2e6, 4, "replicate", 78});
+  configs.push_back({"10M", 10.2e6, 4, "hybrid", 64});
+  configs.push_back({"10M", 10.2e6, 4, "auto", 52});
+  json doc = testing::benchmark_json("cnn", configs, "sim");
+  doc["context"]["node_strategies"] = "4=hybrid,replicate,auto";
+  doc["context"]["node_sizes"] = "4=5M,10M";
+  for (auto& e : doc["benchmarks"]) {
+    const std::string name = e["run_name"];
+    if (name.find("nodes:4/strategy:hybrid") != std::string::npos) {
+      e["label"] = "hybrid 2x experts";
+    } else if (name.find("strategy:hybrid") != std::string::npos) {
+      e["error_occurred"] = true;  // on 2 and 3 nodes, as the suites report it
+      e["error_message"] =
+          "not possible: hybrid is not possible: needs at least 2 replicas of at least 2 nodes "
+          "each; 3 nodes are too few; using replicate";
+      e["label"] = "replicate";
+    } else if (name.find("nodes:4/strategy:auto") != std::string::npos ||
+               name.find("nodes:2/strategy:experts") != std::string::npos ||
+               name.find("nodes:3/strategy:experts") != std::string::npos) {
+      e["label"] = "experts [planner's choice]";
+    }
+  }
+  return doc;
+}
+
+TEST(ReportAnalysis, AWideNodeCountSweptForASubsetShowsItsRowsBesideTheOthers) {
+  const auto r = parse(with_four_nodes_for_a_subset());
+  const auto a = report::analyze(r);
+  EXPECT_TRUE(a.failed.empty()) << "a strategy that does not exist is no failure";
+  const auto& fa = a.families[0];
+  EXPECT_EQ(fa.node_counts, (std::vector<int>{1, 2, 3, 4}));
+  // Break-evens only for what was swept on 4 nodes; 1 to 3 nodes as without the 4th.
+  EXPECT_EQ(find(fa.throughput_break_even, 4, "replicate").kind, BreakEven::Kind::Always);
+  EXPECT_EQ(find(fa.throughput_break_even, 4, "hybrid").size.label, "5M");
+  EXPECT_THROW(find(fa.throughput_break_even, 4, "experts"), std::runtime_error);
+  EXPECT_EQ(find(fa.throughput_break_even, 2, "experts").kind, BreakEven::Kind::From);
+  const report::Row* hybrid = fa.find("10M", 4, "hybrid");
+  ASSERT_NE(hybrid, nullptr);
+  EXPECT_NEAR(hybrid->speedup, 64.0 / 20, 1e-9);
+  EXPECT_NEAR(hybrid->efficiency, 64.0 / 20 / 4, 1e-9);
+  EXPECT_NEAR(hybrid->vs_replicate, 64.0 / 78, 1e-9);
+  EXPECT_EQ(fa.find("2M", 4, "replicate"), nullptr);
+
+  const std::string md = report::render_markdown(r, a, {false, "test"});
+  // The break-even tables: 4 nodes' row says what was not swept; 2 and 3 nodes unchanged
+  // (auto's plan was the experts row's there: swept, no row of its own).
+  EXPECT_NE(md.find("| nodes | experts | pipeline | replicate (data-parallel baseline) | hybrid | "
+                    "auto |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 2 | 5M (1.10×) | > 10M (0.90× at 10M) | ≤ 2M (1.90×) | not possible | — |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 4 | not swept | not swept | ≤ 5M (3.90×) | ≤ 5M (3.00×) | ≤ 5M (2.40×) |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("On 4 nodes only replicate, hybrid and auto were swept, at 5M and 10M (its "
+                    "`≤ S` is the smallest of these)."),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("On 2 nodes only"), std::string::npos) << md;
+  // The speedup matrix: columns for what 4 nodes swept only, — at the sizes it did not.
+  EXPECT_NE(md.find("| 3× hybrid | 4× replicate | 4× hybrid | 4× auto |\n"), std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("4× experts"), std::string::npos) << md;
+  EXPECT_NE(md.find("On 4 nodes only replicate, hybrid and auto were swept, at 5M and 10M. "
+                    "—: not measured."),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find(" 3.90× (98 %) | 3.20× (80 %) | 2.60× (65 %) ★ |\n"), std::string::npos) << md;
+  // Against one board and against replicate on as many nodes, the planner's choice marked.
+  EXPECT_NE(md.find("| 10M | 4 | hybrid 2x experts | 64.0 | 3.20× | 80 % | 0.82× |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 10M | 4 | auto: experts ★ | 52.0 | 2.60× | 65 % | 0.67× |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 10M | 4 | replicate | 78.0 | 3.90× | 98 % | 1.00× |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- 10M on 4 nodes: the planner picks experts (52.0 fps, 2.60×); highest "
+                    "throughput measured: replicate (78.0 fps, 3.90×)"),
+            std::string::npos)
+      << md;
+}
+
 TEST(ReportResults, OtherBenchmarksInTheFileAreIgnored) {
   json doc = testing::benchmark_json("cnn", testing::cnn_configs(), "sim");
   doc["benchmarks"].push_back({{"name", "BM_Transport/1048576"},

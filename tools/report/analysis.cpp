@@ -133,6 +133,9 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
       std::vector<const Row*> series;
       for (const auto& size : fa.sizes)
         if (const Row* r = fa.find(size.label, n, s)) series.push_back(r);
+      // Not swept on this many nodes (a node count swept for a subset of the strategies,
+      // the suites' --node-strategies): no break-even, rather than one without data.
+      if (series.empty()) continue;
       BreakEven t = break_even(series, &Row::speedup, &Row::speedup_lo, &Row::speedup_hi, min_gain);
       BreakEven l = break_even(series, &Row::latency_speedup, nullptr, nullptr, min_gain);
       if (!series.empty() &&

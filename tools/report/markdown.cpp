@@ -1,5 +1,6 @@
 #include "markdown.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -164,6 +165,51 @@ void busy_machine_warning(std::ostringstream& md, const Analysis& a) {
   }
 }
 
+// Whether strategy `s` was swept on `n` nodes: a row of it, or for auto, a row marked as the
+// planner's choice (auto measured once, as the strategy whose plan it is).
+bool swept(const FamilyAnalysis& fa, int n, const std::string& s) {
+  return std::any_of(fa.rows.begin(), fa.rows.end(), [&](const Row& r) {
+    return r.m.nodes == n && (r.m.strategy == s || (s == "auto" && r.m.planner_choice));
+  });
+}
+
+// The node counts swept for a subset of the strategies or sizes (the suites'
+// --node-strategies, --node-sizes), as a note under a table: "On 4 nodes only hybrid,
+// replicate and auto were swept, at 10M and 20M." Empty when every count has every
+// strategy at every size. `break_even`: also says what `≤ S` means there.
+std::string subset_note(const FamilyAnalysis& fa, bool break_even) {
+  std::string note;
+  auto listed = [](const std::vector<std::string>& items) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i)
+      out += (i == 0 ? "" : (i + 1 == items.size() ? " and " : ", ")) + items[i];
+    return out;
+  };
+  for (int n : fa.node_counts) {
+    if (n == 1) continue;
+    std::vector<std::string> strategies, sizes;
+    for (const auto& s : fa.strategies)
+      if (swept(fa, n, s)) strategies.push_back(s);
+    for (const auto& size : fa.sizes)
+      for (const auto& r : fa.rows)
+        if (r.m.nodes == n && r.m.size == size.label) {
+          sizes.push_back(size.label);
+          break;
+        }
+    const bool fewer_strategies = strategies.size() < fa.strategies.size();
+    const bool fewer_sizes = sizes.size() < fa.sizes.size();
+    if (!fewer_strategies && !fewer_sizes) continue;
+    note += std::string(note.empty() ? "" : " ") + "On " + std::to_string(n) + " nodes only " +
+            (fewer_strategies ? listed(strategies) : "every strategy") + " " +
+            (strategies.size() == 1 ? "was" : "were") + " swept" +
+            (fewer_sizes ? ", at " + listed(sizes) +
+                               (break_even ? " (its `≤ S` is the smallest of these)" : "")
+                         : "") +
+            ".";
+  }
+  return note;
+}
+
 void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
                       const std::vector<BreakEven>& table) {
   md << "| nodes |";
@@ -176,7 +222,7 @@ void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
     if (n == 1) continue;
     md << "| " << n << " |";
     for (const auto& s : fa.strategies) {
-      std::string cell = "—";
+      std::string cell = swept(fa, n, s) ? "—" : "not swept";
       for (const auto& be : table)
         if (be.nodes == n && be.strategy == s) cell = break_even_cell(be);
       md << " " << cell << " |";
@@ -207,6 +253,7 @@ void break_even_section(std::ostringstream& md, const Analysis& a) {
     break_even_table(md, fa, fa.throughput_break_even);
     md << "### " << fa.family << ": latency (p50 per frame)\n\n";
     break_even_table(md, fa, fa.latency_break_even);
+    if (const std::string note = subset_note(fa, true); !note.empty()) md << note << "\n\n";
   }
 }
 
@@ -220,9 +267,14 @@ void figure(std::ostringstream& md, const Analysis& a, const FamilyAnalysis& fa,
 void speedup_matrix(std::ostringstream& md, const FamilyAnalysis& fa) {
   md << "| size | params | GMACs/frame | 1 node fps |";
   std::vector<std::pair<int, std::string>> configs;
+  // A column per node count and strategy swept (a node count swept for a subset of the
+  // strategies has columns for those only).
   for (int n : fa.node_counts)
     if (n > 1)
-      for (const auto& s : fa.strategies) configs.emplace_back(n, s);
+      for (const auto& s : fa.strategies)
+        if (std::any_of(fa.rows.begin(), fa.rows.end(),
+                        [&](const Row& r) { return r.m.nodes == n && r.m.strategy == s; }))
+          configs.emplace_back(n, s);
   for (const auto& [n, s] : configs) md << " " << n << "× " << s << " |";
   md << "\n|---|---|---|---|";
   for (std::size_t i = 0; i < configs.size(); ++i) md << "---|";
@@ -245,7 +297,10 @@ void speedup_matrix(std::ostringstream& md, const FamilyAnalysis& fa) {
     md << "\n";
   }
   md << "\nSpeedup in throughput over one node, parallel efficiency in brackets; ★ the "
-        "planner's choice (`split --strategy auto`) for that size and node count.\n\n";
+        "planner's choice (`split --strategy auto`) for that size and node count.";
+  if (const std::string note = subset_note(fa, false); !note.empty())
+    md << " " << note << " —: not measured.";
+  md << "\n\n";
 }
 
 // Every strategy on N nodes against one board and against replicate (N copies of the model),
