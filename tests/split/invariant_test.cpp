@@ -176,6 +176,30 @@ TEST_P(Invariant, HybridPlansEqualTheWholeModel) {
   }
 }
 
+// ResNet-20's residual fork-joins overlap too little of its time for experts, unless the
+// minimum overlap is lifted: then its most parallel one runs as pipelined experts on 3 and
+// 4 nodes (the residual convs in stages beside the shortcut), bit-identical.
+TEST(InvariantResNet20, PipelinedExpertsOnAResidualForkJoin) {
+  DPUSHARD_REQUIRE_FIXTURES();
+  const Graph model = read_xmodel(testing::fixture(testing::kResNetInt));
+  const auto whole = testing::run_whole(model, 17);
+  ScratchDir dir;
+  for (int nodes : {3, 4}) {
+    SplitOptions o;
+    o.nodes = nodes;
+    o.strategy = Strategy::Hybrid;
+    o.replicas = 1;
+    o.min_parallel_fraction = 0.0;
+    Plan plan;
+    const auto got = testing::run_split(model, o, dir.path() / std::to_string(nodes), 17, &plan);
+    ASSERT_EQ(got.size(), whole.size());
+    for (std::size_t i = 0; i < got.size(); ++i)
+      EXPECT_EQ(sha256_hex(got[i]), sha256_hex(whole[i])) << nodes << " nodes";
+    EXPECT_EQ(plan.inner_strategy, "pipelined-experts") << plan.structure;
+    EXPECT_THAT(plan.structure, HasSubstr("stages")) << nodes << " nodes";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(ZooAndResNet20, Invariant, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& param) {
                            return param.param.name;

@@ -5,6 +5,7 @@
 // plan order give outputs bit-identical to the whole model on the ref backend. Without
 // Python and torch the test fails (it never skips): CI must have them.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -118,6 +119,18 @@ TEST(TorchvisionResnet18, FragmentsInPlanOrderEqualTheWholeModel) {
   std::size_t branches = 0;
   for (const auto& f : plan.fragments) branches += f.branches.size();
   EXPECT_EQ(branches, 2u) << "a residual block has two branches: the shortcut and the convs";
+
+  // Experts whose branches are pipelined, on the same residual fork-join: 3 nodes for its
+  // 2 branches, so the residual convs run as 2 stages beside the shortcut; bit-identical.
+  o.nodes = 3;
+  o.strategy = Strategy::Hybrid;
+  o.replicas = 1;
+  Plan staged;
+  const auto piped = testing::run_split(model, o, dir.path() / "pipelined", 5, &staged);
+  ASSERT_EQ(piped.size(), 1u);
+  EXPECT_EQ(sha256_hex(piped[0]), sha256_hex(whole[0])) << "pipelined experts";
+  EXPECT_EQ(staged.inner_strategy, "pipelined-experts") << staged.structure;
+  EXPECT_THAT(staged.structure, ::testing::HasSubstr("in 2 stages"));
 
   // A hybrid: two replicas of a 2-node plan (a pipeline: experts is not worth it here).
   SplitOptions h;
