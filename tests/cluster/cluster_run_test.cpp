@@ -28,13 +28,13 @@ using net::testing::test_worker_options;
 using net::testing::WorkerThread;
 using namespace std::chrono_literals;
 
-Graph small_model(const std::string& family) {
+Graph small_model(const std::string& family, std::uint64_t seed = 7) {
   ZooSpec spec;
   spec.params = family == "cnn" ? 300'000 : 250'000;
   spec.experts = 3;
   spec.input = {32, 32, 3};
   spec.classes = 10;
-  spec.seed = 7;
+  spec.seed = seed;
   return family == "cnn" ? make_cnn(spec) : make_convvit(spec);
 }
 
@@ -100,6 +100,24 @@ class ClusterRunTest : public ::testing::Test {
     options.inflight = inflight;
     options.hash_every_frame = true;
     return options;
+  }
+
+  // Runs `plan` on the three workers and a fourth of its own (cache folder `cache`), and
+  // checks every frame's outputs against the whole model's (frame f: seed f mod 4).
+  static RunResult run_on_four_workers(const Graph& model, const Plan& plan,
+                                       const std::filesystem::path& dir, const std::string& cache,
+                                       std::int64_t frames) {
+    WorkerThread fourth(test_worker_options(*root_ / cache));
+    ClusterConfig config = cluster();
+    config.nodes.push_back(
+        NodeConfig{"w3", "127.0.0.1:" + std::to_string(fourth.port()), "ref", "host", 5});
+    RunResult result = run_on_cluster(plan, dir, config, quick(frames, 3));
+    for (std::uint64_t frame = 0; result.complete && frame < static_cast<std::uint64_t>(frames);
+         ++frame) {
+      EXPECT_EQ(result.frame_output_sha256[frame], reference_hashes(model, frame % 4))
+          << "frame " << frame;
+    }
+    return result;
   }
 
   static inline std::filesystem::path* root_ = nullptr;
@@ -227,16 +245,9 @@ TEST_F(ClusterRunTest, HybridPlanKeepsEachFrameInOneReplicaAndMatchesTheWholeMod
             EXPECT_EQ(replica_of(d.replicas[r].node), static_cast<int>(r)) << assignment.name;
         }
 
-  WorkerThread fourth(test_worker_options(*root_ / "cache-hybrid"));
-  ClusterConfig config = cluster();
-  config.nodes.push_back(
-      NodeConfig{"w3", "127.0.0.1:" + std::to_string(fourth.port()), "ref", "host", 5});
   constexpr std::int64_t kFrames = 5;  // replica 0 runs frames 0, 2, 4; replica 1 frames 1, 3
-  const RunResult result = run_on_cluster(plan, dir, config, quick(kFrames, 3));
+  const RunResult result = run_on_four_workers(model, plan, dir, "cache-hybrid", kFrames);
   ASSERT_TRUE(result.complete) << result.error;
-  for (std::uint64_t frame = 0; frame < kFrames; ++frame)
-    EXPECT_EQ(result.frame_output_sha256[frame], reference_hashes(model, frame % 4))
-        << "frame " << frame;
   ASSERT_EQ(result.nodes.size(), 4u);
   for (const NodeResult& node : result.nodes) {
     const std::uint64_t frames = replica_of(node.name) == 0 ? 3 : 2;
@@ -262,16 +273,9 @@ TEST_F(ClusterRunTest, PipelinedExpertsRunNodeToNodeAndMatchTheWholeModel) {
                                         e.to.find("_stage1") != std::string::npos);
   EXPECT_TRUE(stage_to_stage) << plan.structure;
 
-  WorkerThread fourth(test_worker_options(*root_ / "cache-pipelined"));
-  ClusterConfig config = cluster();
-  config.nodes.push_back(
-      NodeConfig{"w3", "127.0.0.1:" + std::to_string(fourth.port()), "ref", "host", 5});
   constexpr std::int64_t kFrames = 4;
-  const RunResult result = run_on_cluster(plan, dir, config, quick(kFrames, 3));
+  const RunResult result = run_on_four_workers(model, plan, dir, "cache-pipelined", kFrames);
   ASSERT_TRUE(result.complete) << result.error;
-  for (std::uint64_t frame = 0; frame < kFrames; ++frame)
-    EXPECT_EQ(result.frame_output_sha256[frame], reference_hashes(model, frame % 4))
-        << "frame " << frame;
   ASSERT_EQ(result.nodes.size(), 4u);
   for (const NodeResult& node : result.nodes)
     EXPECT_EQ(node.frames_computed, kFrames * node.fragments.size()) << node.name;
@@ -327,7 +331,14 @@ TEST_F(ClusterRunTest, CpuWorkersMatchTheWholeModelOnRef) {
 }
 
 TEST_F(ClusterRunTest, FragmentsAreUploadedOnlyOnce) {
-  const auto [plan, dir] = plan_for("cnn", Strategy::Experts, 3);
+  // A model of its own: the workers serve every test of this binary, and another test's
+  // plan may share fragments with the shared models' plans.
+  SplitOptions options;
+  options.nodes = 3;
+  options.strategy = Strategy::Experts;
+  SplitResult split = split_model(small_model("cnn", 4242), options);
+  const auto dir = *root_ / "cnn-upload-once";
+  const Plan plan = write_split(split, dir);
   std::uint64_t received_before = 0;
   for (const auto& w : *workers_) received_before += w->worker().counters().upload_bytes_received;
   const RunResult first = run_on_cluster(plan, dir, cluster(), quick(2, 1));

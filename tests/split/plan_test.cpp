@@ -166,6 +166,16 @@ TEST_F(PlanFiles, InconsistentPlansAreRejectedNamingTheFault) {
   (void)second;
 }
 
+// check_plan's message for `plan`, or "" when it passes.
+std::string check_error(const Plan& plan) {
+  try {
+    check_plan(plan);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
 // Frame shares: the cycle spreads each copy's frames evenly; plan.yaml records the shares
 // (replicate only) and reads them back; check_plan refuses shares that do not fit.
 TEST(FrameShare, CycleRecordAndChecks) {
@@ -201,13 +211,7 @@ TEST(FrameShare, CycleRecordAndChecks) {
   for (const auto& [share, expected] : bad) {
     Plan p = plan;
     p.frame_share = share;
-    std::string msg;
-    try {
-      check_plan(p);
-    } catch (const Error& e) {
-      msg = e.what();
-    }
-    EXPECT_THAT(msg, HasSubstr(expected));
+    EXPECT_THAT(check_error(p), HasSubstr(expected));
   }
   Plan other = plan;
   other.strategy = "pipeline";
@@ -248,12 +252,7 @@ TEST(HybridPlan, IsRecordedAndAMalformedOneIsRefused) {
   for (const auto& [edit, expected] : cases) {
     Plan p = plan;
     edit(p);
-    std::string msg;
-    try {
-      check_plan(p);
-    } catch (const Error& e) {
-      msg = e.what();
-    }
+    const std::string msg = check_error(p);
     EXPECT_THAT(msg, HasSubstr(expected));
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   }
