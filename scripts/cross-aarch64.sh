@@ -35,10 +35,15 @@ fi
 
 # 2. Configure once; build the command line and the test binaries of the core suites (the
 # cross build's tests/CMakeLists.txt holds only those, and no benchmarks).
+# ccache only where it is installed: install-deps.sh does not install it, and a minimal
+# Debian root has none.
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
 if [[ ! -f $build/CMakeCache.txt ]]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake \
-    -DCMAKE_BUILD_TYPE=Release -DDPUSHARD_UNITY_BUILD=OFF -DDPUSHARD_WERROR=ON \
-    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
+    -DCMAKE_BUILD_TYPE=Release -DDPUSHARD_UNITY_BUILD=OFF -DDPUSHARD_WERROR=ON "${launcher[@]}"
 fi
 cmake --build "$build" -j "$jobs"
 
