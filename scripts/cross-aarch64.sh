@@ -86,13 +86,19 @@ if [[ -f $resnet20_int && -f $resnet20_compiled ]]; then
 else
   echo "aarch64: the ResNet-20 fixtures are missing in $fixtures (no ../shared): the zoo model only"
 fi
-digests='[.inputs[], .outputs[]] | map({name, sha256})'
+# The name and sha256 of every input and output of `exec --json`, on one line (Python:
+# install-deps.sh installs it; jq it does not).
+digests() {
+  /usr/bin/python3 -c 'import json, sys
+run = json.load(sys.stdin)
+print(json.dumps([{"name": t["name"], "sha256": t["sha256"]} for t in run["inputs"] + run["outputs"]]))'
+}
 for run in "${runs[@]}"; do
   model=${run%%|*}
   read -ra extra <<<"${run#*|}"
   args=(exec "$model" --backend ref --seed 7 "${extra[@]}" --json)
-  x86=$("$host_cli" "${args[@]}" | jq -c "$digests")
-  arm=$("${arm_cli[@]}" "${args[@]}" | jq -c "$digests")
+  x86=$("$host_cli" "${args[@]}" | digests)
+  arm=$("${arm_cli[@]}" "${args[@]}" | digests)
   if [[ $x86 != "$arm" ]]; then
     echo "aarch64: error: dpushard ${args[*]} differs:" >&2
     echo "  x86:     $x86" >&2
