@@ -53,8 +53,9 @@ Partition plan_replicate(const StrategyInput& in) {
   p.structure = "every node runs the whole model";
   if (nodes.size() != listed.size())
     p.structure += " (a copy per DPU core: " + std::to_string(nodes.size()) + " copies)";
-  if (std::adjacent_find(speed.begin(), speed.end(), std::not_equal_to<>()) != speed.end()) {
+  if (std::adjacent_find(speed.begin(), speed.end(), std::not_equal_to<>()) != speed.end())
     p.frame_share = shares_for(speed);
+  if (!p.frame_share.empty()) {  // more than 1024 copies get no shares: equal ones
     std::string shares;
     for (int w : p.frame_share) shares += (shares.empty() ? "" : ":") + std::to_string(w);
     p.structure += ", frames shared " + shares + " by the boards' speed";
