@@ -21,7 +21,9 @@ struct Value {
   int fix_point = 0;
 };
 
-enum class Nonlinear { None, Relu, Relu6, LeakyRelu };  // leaky = alpha 0.1 (26/256)
+// leaky = alpha 0.1 (26/256). HardSigmoid and HardSwish are the DPUCZDX8G's other conv
+// activations (UG1414, "Currently Supported Operators").
+enum class Nonlinear { None, Relu, Relu6, LeakyRelu, HardSigmoid, HardSwish };
 
 struct Conv2dSpec {
   std::array<std::int64_t, 2> kernel{3, 3};  // {height, width}
@@ -104,6 +106,6 @@ class GraphBuilder {
 Op make_fix_op(const std::string& name, const std::string& input, int fix_point,
                RoundMode mode = RoundMode::Dpu);
 
-std::string_view nonlinear_op_type(Nonlinear nl);  // "relu", "relu6", "leaky-relu", ""
+std::string_view nonlinear_op_type(Nonlinear nl);  // "relu", ..., "hard-swish", ""
 
 }  // namespace dpushard

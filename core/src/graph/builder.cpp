@@ -52,6 +52,10 @@ std::string_view nonlinear_op_type(Nonlinear nl) {
       return "relu6";
     case Nonlinear::LeakyRelu:
       return "leaky-relu";
+    case Nonlinear::HardSigmoid:
+      return "hard-sigmoid";
+    case Nonlinear::HardSwish:
+      return "hard-swish";
     case Nonlinear::None:
       break;
   }
