@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "dpushard/error.hpp"
 #include "dpushard/shape.hpp"
 #include "weights.hpp"
 
@@ -21,6 +22,25 @@ constexpr int kGammaFixPoint = 6;
 constexpr int kAffineJitter = 8;
 constexpr int kBetaFixPoint = 7;
 constexpr double kLayernormEpsilon = 1e-6;
+
+// The moment model of a fused activation's output.
+Moments after_nonlinear(const Moments& x, Nonlinear nonlinear) {
+  switch (nonlinear) {
+    case Nonlinear::None:
+      return x;
+    case Nonlinear::Relu:
+      return after_relu(x);
+    case Nonlinear::HardSigmoid:
+      return after_hard_sigmoid(x);
+    case Nonlinear::HardSwish:
+      return after_hard_swish(x);
+    case Nonlinear::Relu6:
+    case Nonlinear::LeakyRelu:
+      break;
+  }
+  throw Error("zoo: no moment model for the " + std::string(nonlinear_op_type(nonlinear)) +
+              " activation");
+}
 
 }  // namespace
 
@@ -82,14 +102,19 @@ Value ModelBuilder::make_bias(const std::string& name, std::int64_t count, int o
 
 Act ModelBuilder::conv(const std::string& name, const Act& x, std::int64_t out_channels,
                        std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool relu) {
+  return conv(name, x, out_channels, kernel, stride, pad, relu ? Nonlinear::Relu : Nonlinear::None);
+}
+
+Act ModelBuilder::conv(const std::string& name, const Act& x, std::int64_t out_channels,
+                       std::int64_t kernel, std::int64_t stride, std::int64_t pad,
+                       Nonlinear nonlinear, int weight_shift) {
   const std::int64_t in_channels = x.value.shape.back();
   const std::int64_t fan_in = kernel * kernel * in_channels;
-  const Weights w =
-      make_weights(name + "/weights", {out_channels, kernel, kernel, in_channels}, fan_in, 0);
+  const Weights w = make_weights(name + "/weights", {out_channels, kernel, kernel, in_channels},
+                                 fan_in, weight_shift);
   const double gain = static_cast<double>(fan_in) * w.variance;
   const auto model = [&](double bias_var) {
-    const Moments pre = after_linear(x.moments, gain, bias_var);
-    return relu ? after_relu(pre) : pre;
+    return after_nonlinear(after_linear(x.moments, gain, bias_var), nonlinear);
   };
   const int fp_out = product_fix_point(model(0.0).m2(), x.value.fix_point + w.value.fix_point);
   double bias_var = 0.0;
@@ -99,8 +124,26 @@ Act ModelBuilder::conv(const std::string& name, const Act& x, std::int64_t out_c
   spec.kernel = {kernel, kernel};
   spec.stride = {stride, stride};
   spec.pad = {pad, pad, pad, pad};
-  spec.nonlinear = relu ? Nonlinear::Relu : Nonlinear::None;
+  spec.nonlinear = nonlinear;
   return {builder_.conv2d(name, x.value, w.value, bias, spec, fp_out), model(bias_var)};
+}
+
+Act ModelBuilder::depthwise(const std::string& name, const Act& x, std::int64_t kernel) {
+  const std::int64_t channels = x.value.shape.back();
+  const std::int64_t fan_in = kernel * kernel;
+  const Weights w = make_weights(name + "/weights", {1, kernel, kernel, channels}, fan_in, 0);
+  const double gain = static_cast<double>(fan_in) * w.variance;
+  const int fp_out = product_fix_point(after_linear(x.moments, gain, 0.0).m2(),
+                                       x.value.fix_point + w.value.fix_point);
+  double bias_var = 0.0;
+  const Value bias = make_bias(name + "/bias", channels, fp_out, bias_var);
+
+  Conv2dSpec spec;
+  const std::int64_t pad = (kernel - 1) / 2;
+  spec.kernel = {kernel, kernel};
+  spec.pad = {pad, kernel - 1 - pad, pad, kernel - 1 - pad};
+  return {builder_.depthwise_conv2d(name, x.value, w.value, bias, spec, fp_out),
+          after_linear(x.moments, gain, bias_var)};
 }
 
 Act ModelBuilder::linear(const std::string& name, const Act& x, std::int64_t out_features,
@@ -124,6 +167,12 @@ Act ModelBuilder::matmul(const std::string& name, const Act& a, const Act& b, bo
                          const Moments& out) {
   const int fp_out = product_fix_point(out.m2(), a.value.fix_point + b.value.fix_point);
   return {builder_.matmul(name, a.value, b.value, std::nullopt, transpose_b, fp_out), out};
+}
+
+Act ModelBuilder::mul(const std::string& name, const Act& a, const Act& b) {
+  const Moments out = product(a.moments, b.moments);
+  const int fp_out = product_fix_point(out.m2(), a.value.fix_point + b.value.fix_point);
+  return {builder_.mul(name, a.value, b.value, fp_out), out};
 }
 
 Act ModelBuilder::add(const std::string& name, const std::vector<Act>& xs, bool relu) {
@@ -189,6 +238,14 @@ Act ModelBuilder::global_avgpool(const std::string& name, const Act& x) {
   spec.stride = {height, width};
   spec.global = true;
   const Moments out = after_mean(x.moments, height * width);
+  return {builder_.avgpool2d(name, x.value, spec, activation_fix_point(out.m2())), out};
+}
+
+Act ModelBuilder::avgpool(const std::string& name, const Act& x, std::int64_t kernel) {
+  Pool2dSpec spec;
+  spec.kernel = {kernel, kernel};
+  spec.stride = {kernel, kernel};
+  const Moments out = after_mean(x.moments, kernel * kernel);
   return {builder_.avgpool2d(name, x.value, spec, activation_fix_point(out.m2())), out};
 }
 

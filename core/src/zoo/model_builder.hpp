@@ -38,6 +38,12 @@ class ModelBuilder {
   // Square conv with OHWI weights [out, k, k, in], bias, optional fused ReLU.
   Act conv(const std::string& name, const Act& x, std::int64_t out_channels, std::int64_t kernel,
            std::int64_t stride, std::int64_t pad, bool relu);
+  // The same with any of the DPU's fused activations (ReLU, hard-sigmoid, hard-swish, ...).
+  // `weight_shift` adds to the weights' fix point (a batch norm folded into the conv).
+  Act conv(const std::string& name, const Act& x, std::int64_t out_channels, std::int64_t kernel,
+           std::int64_t stride, std::int64_t pad, Nonlinear nonlinear, int weight_shift = 0);
+  // Depthwise k x k conv, stride 1, "same" padding: weights [1, k, k, C], bias.
+  Act depthwise(const std::string& name, const Act& x, std::int64_t kernel);
   // x [..., K] times weights [N, K] (transpose_b) plus bias, optional fused ReLU.
   // `weight_shift` adds to the weights' fix point (scales the weights by 2^-shift).
   Act linear(const std::string& name, const Act& x, std::int64_t out_features, bool relu,
@@ -45,6 +51,9 @@ class ModelBuilder {
   // Product of two activations; `out` is the caller's model of the result.
   Act matmul(const std::string& name, const Act& a, const Act& b, bool transpose_b,
              const Moments& out);
+  // Elementwise product of two activations (equal shapes, or a [1, 1, 1, C] per-channel
+  // scale broadcast over a feature map, as in a squeeze-excitation block).
+  Act mul(const std::string& name, const Act& a, const Act& b);
   // Sum of independent tensors (residual branches, the sum join), optional ReLU.
   Act add(const std::string& name, const std::vector<Act>& xs, bool relu);
   // Concatenation along `axis`; all inputs get the fix point of the first.
@@ -56,6 +65,8 @@ class ModelBuilder {
               const Moments& out);
   // Mean over the spatial positions of an NHWC tensor -> [1, 1, 1, C].
   Act global_avgpool(const std::string& name, const Act& x);
+  // Average pool with a square k x k window and stride k (no padding).
+  Act avgpool(const std::string& name, const Act& x, std::int64_t kernel);
   Act reshape(const std::string& name, const Act& x, std::vector<std::int64_t> shape);
   Act transpose(const std::string& name, const Act& x, std::vector<std::int64_t> order);
 

@@ -83,6 +83,18 @@ Moments after_gelu(const Moments& x) {
       x, [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); });
 }
 
+namespace {
+double relu6(double v) { return std::clamp(v, 0.0, 6.0); }
+}  // namespace
+
+Moments after_hard_sigmoid(const Moments& x) {
+  return after_elementwise(x, [](double v) { return relu6(v + 3.0) / 6.0; });
+}
+
+Moments after_hard_swish(const Moments& x) {
+  return after_elementwise(x, [](double v) { return v * relu6(v + 3.0) / 6.0; });
+}
+
 Moments after_layernorm(const Moments& x, double gamma_m2, double beta_var) {
   const double variance = x.shared + x.spread;
   if (variance <= 0.0) return Moments{0.0, beta_var, 0.0};
@@ -96,6 +108,14 @@ Moments after_mean(const Moments& x, std::int64_t positions) {
 
 Moments sum(const Moments& a, const Moments& b) {
   return Moments{a.mean + b.mean, a.shared + b.shared, a.spread + b.spread};
+}
+
+Moments product(const Moments& a, const Moments& b) {
+  const double mean = a.mean * b.mean;
+  // Per channel: (mean_a + shared_a,c)(mean_b + shared_b,c); in total: E[a^2] E[b^2].
+  const double channel_m2 = (a.mean * a.mean + a.shared) * (b.mean * b.mean + b.shared);
+  const double shared = std::max(channel_m2 - mean * mean, 0.0);
+  return Moments{mean, shared, std::max(a.m2() * b.m2() - channel_m2, 0.0)};
 }
 
 Moments mixture(const Moments& a, double weight_a, const Moments& b, double weight_b) {

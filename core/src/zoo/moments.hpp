@@ -32,6 +32,10 @@ Moments after_linear(const Moments& x, double gain, double bias_var);
 // Elementwise nonlinearities, integrated numerically over the model's distribution.
 Moments after_relu(const Moments& x);
 Moments after_gelu(const Moments& x);
+// hard-sigmoid(x) = relu6(x + 3) / 6 and hard-swish(x) = x hard-sigmoid(x), the DPU's
+// piecewise-linear stand-ins for sigmoid and GELU/SiLU.
+Moments after_hard_sigmoid(const Moments& x);
+Moments after_hard_swish(const Moments& x);
 
 // Per-token layernorm over channels with gamma of second moment `gamma_m2` and beta of
 // variance `beta_var`: removes the mean and rescales to unit variance.
@@ -42,6 +46,10 @@ Moments after_mean(const Moments& x, std::int64_t positions);
 
 // Elementwise sum of independent tensors (residual branches, the sum join).
 Moments sum(const Moments& a, const Moments& b);
+
+// Elementwise product of independent tensors (a gate times a value; a per-channel scale
+// times a feature map): means multiply, and so do the per-channel and total second moments.
+Moments product(const Moments& a, const Moments& b);
 
 // Concatenation along channels: channel-count weighted mixture.
 Moments mixture(const Moments& a, double weight_a, const Moments& b, double weight_b);
