@@ -33,6 +33,7 @@ struct FamilyOptions {
   std::string output;
   bool json = false;
   bool no_weights = false;
+  std::string attention = "gated";  // convvit only
 };
 
 struct Family {
@@ -58,6 +59,7 @@ ZooSpec spec_from(const FamilyOptions& o) {
   spec.join = o.join == "sum" ? ZooJoin::Sum : ZooJoin::Concat;
   spec.classes = o.classes;
   spec.weights = !o.no_weights;
+  spec.attention = parse_convvit_attention(o.attention);
   return spec;
 }
 
@@ -76,31 +78,35 @@ int run_family(const Family& family) {
   const GraphCost cost = graph_cost(graph);
 
   if (o.json) {
-    print_json({{"file", o.output},
-                {"family", family.name},
-                {"params", cost.params},
-                {"target_params", spec.params},
-                {"macs", cost.macs},
-                {"experts", spec.experts},
-                {"input", input_text(spec.input)},
-                {"seed", spec.seed},
-                {"join", o.join},
-                {"classes", spec.classes},
-                {"weights", spec.weights},
-                {"seconds", seconds}});
+    nlohmann::json summary = {{"file", o.output},
+                              {"family", family.name},
+                              {"params", cost.params},
+                              {"target_params", spec.params},
+                              {"macs", cost.macs},
+                              {"experts", spec.experts},
+                              {"input", input_text(spec.input)},
+                              {"seed", spec.seed},
+                              {"join", o.join},
+                              {"classes", spec.classes},
+                              {"weights", spec.weights},
+                              {"seconds", seconds}};
+    if (family.name == "convvit") summary["attention"] = o.attention;
+    print_json(summary);
   } else {
     std::cerr << "zoo: wrote " << o.output << ": " << family.name << ", "
               << human_count(cost.params) << " params (target " << human_count(spec.params) << "), "
-              << human_count(cost.macs) << " MACs, " << spec.experts << " experts (" << o.join
-              << "), input " << input_text(spec.input) << ", " << spec.classes << " classes, seed "
-              << spec.seed << (spec.weights ? "" : ", NO weights (shapes only)") << ", "
-              << graph.size() << " ops in " << static_cast<int>(seconds * 1000.0) << " ms\n";
+              << human_count(cost.macs) << " MACs, "
+              << (family.name == "convvit" ? o.attention + " attention, " : "") << spec.experts
+              << " experts (" << o.join << "), input " << input_text(spec.input) << ", "
+              << spec.classes << " classes, seed " << spec.seed
+              << (spec.weights ? "" : ", NO weights (shapes only)") << ", " << graph.size()
+              << " ops in " << static_cast<int>(seconds * 1000.0) << " ms\n";
   }
   return 0;
 }
 
 Command add_family_command(CLI::App& zoo, std::string name, std::string description,
-                           FamilyMaker make) {
+                           FamilyMaker make, bool has_attention = false) {
   Family family{std::move(name), make, std::make_shared<FamilyOptions>()};
   FamilyOptions& o = *family.options;
   CLI::App* sub = zoo.add_subcommand(family.name, std::move(description));
@@ -119,6 +125,13 @@ Command add_family_command(CLI::App& zoo, std::string name, std::string descript
   sub->add_option("--classes", o.classes, "Classifier outputs")
       ->capture_default_str()
       ->check(CLI::Range(1, 100'000));
+  if (has_attention)
+    sub->add_option("--attention", o.attention,
+                    "Token mixer: gated (DPU ops only: gated global context, hard-swish MLP, "
+                    "folded norms) or softmax (softmax attention, layernorm and GELU, which "
+                    "run on the Cortex-A53)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"gated", "softmax"}));
   sub->add_option("-o,--output", o.output, "The xmodel to write")->required();
   sub->add_flag("--no-weights", o.no_weights,
                 "Write the consts' shapes but not their values: a model of any size (beyond "
@@ -138,9 +151,8 @@ Command add_zoo_command(CLI::App& app) {
       *zoo, "cnn", "CNN: conv stem, residual conv experts, join, conv + pool + classifier",
       &make_cnn));
   subcommands->push_back(add_family_command(
-      *zoo, "convvit",
-      "ConvViT: conv patch stem, transformer experts, join, norm + pool + classifier",
-      &make_convvit));
+      *zoo, "convvit", "ConvViT: conv patch stem, transformer experts, join, pool + classifier",
+      &make_convvit, /*has_attention=*/true));
   subcommands->push_back(add_zoo_micro_command(*zoo));  // cmd_zoo_micro.cpp
   return {zoo, [subcommands]() -> int {
             for (const Command& sub : *subcommands)

@@ -1,7 +1,8 @@
-// The ConvViT family: a convolutional patch stem (two stride-2 3x3 convs, then a 4x4
-// stride-4 conv: 16x16 patches) giving tokens [1, T, D]; K experts of pre-norm transformer
-// blocks (multi-head attention and a GELU MLP, both residual); a join; and a tail with
-// layernorm, mean over tokens, a ReLU pre-logits layer and the classifier.
+// The ConvViT with softmax attention (`zoo convvit --attention softmax`): the patch stem
+// (convvit.hpp) giving tokens [1, T, D]; K experts of pre-norm transformer blocks
+// (multi-head attention and a GELU MLP, both residual); a join; and a tail with layernorm,
+// mean over tokens, a ReLU pre-logits layer and the classifier. Its activation products,
+// softmax, GELU and layernorm are CPU ops on the KV260 (docs/zoo.md).
 
 #include <algorithm>
 #include <cmath>
@@ -9,34 +10,19 @@
 #include <string>
 #include <vector>
 
+#include "convvit.hpp"
 #include "dpushard/zoo.hpp"
 #include "family.hpp"
 #include "model_builder.hpp"
 #include "moments.hpp"
 #include "size_solver.hpp"
 
-namespace dpushard {
+namespace dpushard::zoo {
 namespace {
 
-using zoo::Act;
-using zoo::conv_params;
-using zoo::ModelBuilder;
-using zoo::Moments;
-
-constexpr std::int64_t kConvVitStem[2] = {32, 64};
-constexpr std::int64_t kPatchKernel = 4;  // after two stride-2 convs: 16x16 patches
 constexpr std::int64_t kMlpRatio = 4;
 constexpr std::int64_t kMaxDim = 4096;
 constexpr std::int64_t kMaxHidden = 16384;
-
-// Deeper experts for bigger per-expert budgets.
-int convvit_depth(std::int64_t params_per_expert) {
-  if (params_per_expert < 2'000'000) return 2;
-  if (params_per_expert < 10'000'000) return 4;
-  if (params_per_expert < 40'000'000) return 6;
-  if (params_per_expert < 120'000'000) return 8;
-  return 12;
-}
 
 // Head size 32 for narrow models, 64 from a width of 256 on.
 std::int64_t head_dim(std::int64_t dim) { return dim < 256 ? 32 : 64; }
@@ -48,15 +34,13 @@ struct ConvVitPlan {
   std::int64_t tail = 0;
 };
 
-zoo::ShapeCandidate convvit_candidate(const ZooSpec& spec, int blocks, std::int64_t dim,
-                                      std::int64_t hidden) {
-  const std::int64_t stem = conv_params(3, spec.input[2], kConvVitStem[0]) +
-                            conv_params(3, kConvVitStem[0], kConvVitStem[1]) +
-                            conv_params(kPatchKernel, kConvVitStem[1], dim);
+ShapeCandidate convvit_candidate(const ZooSpec& spec, int blocks, std::int64_t dim,
+                                 std::int64_t hidden) {
+  const std::int64_t stem = convvit_stem_params(spec, dim);
   // Two layernorms (2D each), q/k/v/proj (D^2 + D each), fc1 (DH + H), fc2 (HD + D).
   const std::int64_t block = 4 * dim * dim + 2 * dim * hidden + 9 * dim + hidden;
-  const std::int64_t joined = zoo::joined_channels(spec, dim);
-  zoo::ShapeCandidate c;
+  const std::int64_t joined = joined_channels(spec, dim);
+  ShapeCandidate c;
   c.widths = {dim, hidden};
   c.base = stem + spec.experts * blocks * block + 2 * joined + spec.classes;
   c.slope = joined + 1 + spec.classes;  // pre-logits weights + bias, classifier row
@@ -70,13 +54,13 @@ ConvVitPlan plan_convvit(const ZooSpec& spec) {
   plan.blocks = convvit_depth(spec.params / spec.experts);
   // D a multiple of the head size (32 below 256, then 64); hidden from 3 D to 5 D in
   // steps of the head size.
-  std::vector<zoo::ShapeCandidate> candidates;
+  std::vector<ShapeCandidate> candidates;
   for (std::int64_t dim = 32; dim <= kMaxDim; dim += head_dim(dim)) {
     const std::int64_t step = head_dim(dim);
     for (std::int64_t hidden = 3 * dim; hidden <= 5 * dim && hidden <= kMaxHidden; hidden += step)
       candidates.push_back(convvit_candidate(spec, plan.blocks, dim, hidden));
   }
-  const zoo::SizeChoice choice = zoo::solve_size("convvit", spec.params, candidates);
+  const SizeChoice choice = solve_size("convvit", spec.params, candidates);
   plan.dim = choice.widths[0];
   plan.hidden = choice.widths[1];
   plan.tail = choice.tail;
@@ -103,7 +87,7 @@ Act attention(ModelBuilder& b, const std::string& name, const Act& x) {
   const Act v = b.linear(name + "/v", n, dim, /*relu=*/false);
   // The 1/sqrt(d) scale of attention is folded into W_q as a power of two: it sets the
   // spread of one query's logits over the keys, dh * E[q^2] * spread(k), close to 1.
-  const double q_m2 = zoo::after_linear(n.moments, zoo::weight_gain(dim, 0), 0.0).m2();
+  const double q_m2 = after_linear(n.moments, weight_gain(dim, 0), 0.0).m2();
   const double raw_spread = static_cast<double>(dh) * q_m2 * k.moments.spread;
   const int q_shift =
       raw_spread > 0.0 ? static_cast<int>(std::lround(0.5 * std::log2(raw_spread))) : 0;
@@ -159,23 +143,20 @@ Act convvit_expert(ModelBuilder& b, const std::string& prefix, const Act& tokens
 
 }  // namespace
 
-Graph make_convvit(const ZooSpec& spec) {
-  zoo::check_spec(spec, "convvit");
+Graph make_convvit_softmax(const ZooSpec& spec) {
+  check_spec(spec, "convvit");
   const ConvVitPlan plan = plan_convvit(spec);
 
   ModelBuilder b("zoo_convvit", spec.seed, spec.weights);
-  Act x = b.input("input", {1, spec.input[0], spec.input[1], spec.input[2]}, zoo::kInputFixPoint);
-  x = b.conv("stem/conv1", x, kConvVitStem[0], 3, 2, 1, /*relu=*/true);
-  x = b.conv("stem/conv2", x, kConvVitStem[1], 3, 2, 1, /*relu=*/true);
-  x = b.conv("stem/patch", x, plan.dim, kPatchKernel, kPatchKernel, 0, /*relu=*/false);
+  Act x = convvit_patch_stem(b, spec, plan.dim);
   const std::int64_t grid_h = x.value.shape[1];
   const std::int64_t grid_w = x.value.shape[2];
   x = b.reshape("stem/tokens", x, {1, grid_h * grid_w, plan.dim});
 
   std::vector<Act> experts;
   for (int e = 0; e < spec.experts; ++e)
-    experts.push_back(convvit_expert(b, zoo::expert_prefix(e), x, plan));
-  x = zoo::join_experts(b, experts, spec.join, /*channel_axis=*/2);
+    experts.push_back(convvit_expert(b, expert_prefix(e), x, plan));
+  x = join_experts(b, experts, spec.join, /*channel_axis=*/2);
 
   const std::int64_t channels = x.value.shape[2];
   x = b.layernorm("tail/norm", x);
@@ -188,4 +169,4 @@ Graph make_convvit(const ZooSpec& spec) {
   return b.finish();
 }
 
-}  // namespace dpushard
+}  // namespace dpushard::zoo

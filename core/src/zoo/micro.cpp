@@ -210,6 +210,10 @@ const std::vector<Entry>& catalog() {
         conv_nl(Nonlinear::LeakyRelu, true));
     add("conv_leaky01_nofix", "conv + leaky-relu 0.1, the fragment ends at the leaky-relu",
         conv_nl(Nonlinear::LeakyRelu, false));
+    add("conv_hsigmoid_fix", "conv + hard-sigmoid (a DPU conv activation), output fix",
+        conv_nl(Nonlinear::HardSigmoid, true));
+    add("conv_hswish_fix", "conv + hard-swish (a DPU conv activation), output fix",
+        conv_nl(Nonlinear::HardSwish, true));
     add("conv_leaky02_fix", "conv, then leaky-relu 0.2 (a slope the DPU lacks) ending the fragment",
         float_tail("leaky02"));
     add("add_fix", "eltwise add of two fragment inputs, output fix", two_inputs(false, true));
@@ -249,6 +253,15 @@ const std::vector<Entry>& catalog() {
       m.depthwise("dw", m.input("x", {1, 8, 8, 16}));
       return m.finish(false);
     });
+    add("mul_channel_scale_fix",
+        "feature map x a per-channel scale [1,1,1,16] (squeeze-excitation, gated attention)",
+        [](const std::string& n) {
+          Micro m(n);
+          const Value x = m.input("x", {1, 8, 8, 16});
+          const Value scale = m.input("scale", {1, 1, 1, 16});
+          m.builder().mul("mul", x, scale, kInputFp);
+          return m.finish(true);
+        });
     add("grouped_conv_g2_fix", "3x3 conv with group 2 (neither 1 nor depthwise)",
         conv_shape({1, 8, 8, 16}, 16, 3, 1, 1, 2));
     add("matmul_const_fix", "tokens x constant weights (becomes a conv), output fix",
