@@ -65,6 +65,14 @@ nlohmann::json op_json(const OpTiming& t) {
   return j;
 }
 
+nlohmann::json blocks_json(const Prediction& p) {
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const BlockTiming& b : time_per_block(p))
+    blocks.push_back(
+        {{"block", b.block}, {"ops", b.ops}, {"dpu_ms", b.dpu_ms}, {"cpu_ms", b.cpu_ms}});
+  return blocks;
+}
+
 nlohmann::json prediction_json(const PredictArgs& a, const Graph& graph, const Target& target,
                                const Prediction& p) {
   nlohmann::json ops = nlohmann::json::array();
@@ -98,10 +106,27 @@ nlohmann::json prediction_json(const PredictArgs& a, const Graph& graph, const T
                       {"dpu_cycles", p.dpu_cycles},
                       {"ddr_bytes", p.ddr_bytes},
                       {"compute_efficiency", target.compute_efficiency},
+                      {"blocks", blocks_json(p)},
                       {"ops", ops},
                       {"cpu_ops", cpu_ops}};
   if (const auto w = compiler_workload(graph)) j["compiler_workload"] = *w;
   return j;
+}
+
+// DPU and CPU time per block: where a model's A53 work sits.
+void print_blocks(std::FILE* out, const Prediction& p) {
+  const std::vector<BlockTiming> blocks = time_per_block(p);
+  if (blocks.size() < 2) return;
+  std::fprintf(out, "\n  %-32s %5s %10s %10s %7s\n", "block", "ops", "DPU ms", "CPU ms", "DPU %");
+  for (const BlockTiming& b : blocks) {
+    const double total = b.dpu_ms + b.cpu_ms;
+    std::fprintf(out, "  %-32s %5d %10.3f %10.3f %6.1f%%\n", b.block.c_str(), b.ops, b.dpu_ms,
+                 b.cpu_ms, total > 0 ? 100.0 * b.dpu_ms / total : 0.0);
+  }
+  double in_blocks = 0;
+  for (const BlockTiming& b : blocks) in_blocks += b.dpu_ms + b.cpu_ms;
+  std::fprintf(out, "  %-32s %5d %10.3f ms in all (DPU and CPU)\n", "subgraph launches",
+               p.dpu_subgraphs + p.cpu_subgraphs, p.dpu_ms + p.cpu_ms - in_blocks);
 }
 
 void print_human(const PredictArgs& a, const Graph& graph, const Target& target,
@@ -125,6 +150,7 @@ void print_human(const PredictArgs& a, const Graph& graph, const Target& target,
     std::fprintf(out, "  compiler workload %s ops (model: 2 x MACs = %s)\n",
                  human_count(*w).c_str(), human_count(2 * p.macs).c_str());
 
+  print_blocks(out, p);
   std::fprintf(out, "\n  %-44s %-18s %-4s %12s %10s %-8s\n", "op", "type", "on", "cycles", "ms",
                "bound");
   int shown = 0;

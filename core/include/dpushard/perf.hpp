@@ -167,6 +167,19 @@ double predict_fragment_ms(const Graph& fragment, const Target& target,
 std::optional<OpTiming> time_op(const Graph& graph, const Op& op, const Target& target,
                                 std::optional<Device> engine = std::nullopt);
 
+// A model's time grouped by block (docs/perf.md "Per block"): ops keyed by their name's
+// path up to the first part named `block<N>` (expert0/block1), else by its first part
+// (stem, join, tail, classifier). Subgraph launches are not ops and are left out.
+struct BlockTiming {
+  std::string block;
+  int ops = 0;  // ops that cost time
+  double dpu_ms = 0;
+  double cpu_ms = 0;
+};
+// Blocks in the order their first op runs.
+std::vector<BlockTiming> time_per_block(const Prediction& prediction);
+std::string block_of(std::string_view op_name);
+
 // The calibration procedure (docs/perf.md): the compute_efficiency that makes `graph`
 // run at `fps` on `target` (all other fields kept). Throws when no efficiency in (0, 1]
 // reaches it.
