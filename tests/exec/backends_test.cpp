@@ -272,6 +272,12 @@ const std::map<std::string, Case>& cases() {
       {"avgpool_global", [] { return eltwise_graph("avgpool_global"); }},
       {"zoo_cnn_1M", [] { return make_cnn(small_zoo(1'000'000)); }},
       {"zoo_convvit_1M", [] { return make_convvit(small_zoo(1'000'000)); }},
+      {"zoo_convvit_softmax_1M",
+       [] {
+         ZooSpec spec = small_zoo(1'000'000);
+         spec.attention = ConvVitAttention::Softmax;
+         return make_convvit(spec);
+       }},
       {"resnet20_fixture",
        [] {
          return read_xmodel(std::filesystem::path(DPUSHARD_FIXTURE_DIR) /

@@ -1,7 +1,7 @@
-// The invariant: for zoo models (CNN and ConvViT, several expert counts) and the real
-// ResNet-20 fixture, on 1 to 4 nodes and with every strategy, running the plan's fragments
-// in plan order gives outputs bit-identical to the whole model on the ref backend; and so
-// do hybrid plans on 4 and 6 nodes.
+// The invariant: for zoo models (CNN and ConvViT, gated and softmax attention, several
+// expert counts) and the real ResNet-20 fixture, on 1 to 4 nodes and with every strategy,
+// running the plan's fragments in plan order gives outputs bit-identical to the whole model
+// on the ref backend; and so do hybrid plans on 4 and 6 nodes.
 // (The imported torchvision resnet18 has its own test: torchvision_test.cpp.)
 
 #include <gmock/gmock.h>
@@ -47,6 +47,10 @@ std::vector<Case> cases() {
   sum.classes = 10;
   sum.join = ZooJoin::Sum;
   out.push_back({"cnn_sum_3", [sum] { return make_cnn(sum); }, 3});
+  ZooSpec softmax = sum;  // the ConvViT with softmax attention (CPU ops between DPU ones)
+  softmax.join = ZooJoin::Concat;
+  softmax.attention = ConvVitAttention::Softmax;
+  out.push_back({"convvit_softmax_3", [softmax] { return make_convvit(softmax); }, 3});
   out.push_back({"resnet20", [] { return read_xmodel(testing::fixture(testing::kResNetInt)); }, 0});
   return out;
 }

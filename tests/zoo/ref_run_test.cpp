@@ -105,6 +105,15 @@ TEST(ZooOnRef, CnnActivationsAreNeitherSaturatedNorZero) {
 TEST(ZooOnRef, ConvVitActivationsAreNeitherSaturatedNorZero) {
   ZooSpec spec = one_million(2);
   spec.input = {112, 112, 3};  // 49 tokens keep the test fast; 224 gives 196
+  spec.attention = ConvVitAttention::Softmax;
+  const auto stats = activation_stats(make_convvit(spec), 11);
+  expect_alive(stats, 50);
+}
+
+// The gated ConvViT at 224x224: 196 tokens, the mean over them in two pooling stages.
+TEST(ZooOnRef, GatedConvVitActivationsAreNeitherSaturatedNorZero) {
+  ZooSpec spec = one_million(2);
+  spec.attention = ConvVitAttention::Gated;
   const auto stats = activation_stats(make_convvit(spec), 11);
   expect_alive(stats, 50);
 }
