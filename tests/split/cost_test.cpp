@@ -202,17 +202,29 @@ TEST(TimingCost, AutoFollowsTheLinkSpeed) {
 // Issue 16's target for the pipeline: the zoo CNN (224x224) and ConvViT (112x112, the local
 // sweep's sizes) at 20M parameters with 3 experts, on 3 KV260s at 1 Gbit/s. Cuts across the
 // experts leave no stage more than 40 % of the predicted compute, and the pipeline's
-// predicted throughput is at least 2.4 times one node's. (About 1 s per model: the zoo
-// model and its fragments are built in memory.)
+// predicted throughput is at least 2.4 times one node's. The gated ConvViT runs all of it
+// on the DPU in about 3 ms a frame, so its 100 KB cut tensors' TCP work on the A53 (not
+// split by the cut) caps the gain lower: at least twice one node's. (About 1 s per model:
+// the zoo model and its fragments are built in memory.)
 TEST(TimingCost, PipelineBalancesTheZooExpertsAt20M) {
   const auto cost = make_timing_cost_model(kv260());
-  for (const std::string family : {"cnn", "convvit"}) {
+  struct Case {
+    std::string name;
+    ConvVitAttention attention;
+    double min_gain;
+  };
+  for (const Case& c :
+       {Case{"cnn", ConvVitAttention::Gated, 2.4}, Case{"convvit", ConvVitAttention::Softmax, 2.4},
+        Case{"convvit", ConvVitAttention::Gated, 2.0}}) {
     ZooSpec spec;
     spec.params = 20'000'000;
     spec.experts = 3;
-    spec.input = family == "cnn" ? std::array<std::int64_t, 3>{224, 224, 3}
+    spec.attention = c.attention;
+    spec.input = c.name == "cnn" ? std::array<std::int64_t, 3>{224, 224, 3}
                                  : std::array<std::int64_t, 3>{112, 112, 3};
-    const Graph model = family == "cnn" ? make_cnn(spec) : make_convvit(spec);
+    const Graph model = c.name == "cnn" ? make_cnn(spec) : make_convvit(spec);
+    const std::string family =
+        c.name + (c.name == "cnn" ? "" : " " + std::string(convvit_attention_name(c.attention)));
     SplitOptions o;
     o.cost_model = cost.get();
     o.nodes = 1;
@@ -228,7 +240,8 @@ TEST(TimingCost, PipelineBalancesTheZooExpertsAt20M) {
       busiest = std::max(busiest, f.cost.compute_ms);
     }
     EXPECT_LE(busiest / total, 0.40) << family << ": " << plan.structure;
-    EXPECT_GE(plan.predicted.throughput_fps, 2.4 * one_node) << family << ": " << plan.structure;
+    EXPECT_GE(plan.predicted.throughput_fps, c.min_gain * one_node)
+        << family << ": " << plan.structure;
   }
 }
 
@@ -243,7 +256,8 @@ TEST(TimingCost, ANodesFragmentsOverlapOnItsEngines) {
   spec.params = 20'000'000;
   spec.experts = 3;
   spec.input = {112, 112, 3};
-  const Graph model = make_convvit(spec);  // its A53 work is large enough to overlap
+  spec.attention = ConvVitAttention::Softmax;  // its A53 work is large enough to overlap
+  const Graph model = make_convvit(spec);
   SplitOptions o;
   o.cost_model = cost.get();
   o.nodes = 2;

@@ -105,7 +105,15 @@ TEST_P(Invariant, FragmentsInPlanOrderEqualTheWholeModel) {
           holders += f.role == "experts";
         }
         EXPECT_EQ(branches, static_cast<std::size_t>(c.experts)) << what;
-        EXPECT_EQ(holders, static_cast<std::size_t>(std::min(c.experts, nodes))) << what;
+        // With the output fix every node holds branches; without it each expert fragment
+        // pays the boundary penalty, and the planner may pack small branches on fewer nodes.
+        const auto spread = static_cast<std::size_t>(std::min(c.experts, nodes));
+        if (v.output_fix) {
+          EXPECT_EQ(holders, spread) << what;
+        } else {
+          EXPECT_LE(holders, spread) << what;
+          EXPECT_GE(holders, 2u) << what;
+        }
       } else {
         EXPECT_EQ(plan.strategy, "pipeline") << what;
         ASSERT_FALSE(plan.adjustments.empty()) << what;
