@@ -205,6 +205,13 @@ ZooSpec small_zoo(std::int64_t params) {
   return s;
 }
 
+// The ConvViT with layernorms: softmax attention (the gated one has none).
+Graph softmax_convvit(std::int64_t params) {
+  ZooSpec s = small_zoo(params);
+  s.attention = ConvVitAttention::Softmax;
+  return make_convvit(s);
+}
+
 const std::filesystem::path kFixtures = DPUSHARD_FIXTURE_DIR;
 
 TEST(XirReadback, CompiledFixturesAsTheyAre) {
@@ -226,7 +233,7 @@ TEST(XirReadback, ZooModels) { expect_same_view(make_cnn(small_zoo(1'000'000)));
 // XIR has no `layernorm` op: the writer puts it in the form of XIR's automatic definition
 // (docs/xmodel.md), and the real XIR reads the ConvViT zoo model with every layernorm in it.
 TEST(XirReadback, ConvVitZooModel) {
-  const Graph convvit = make_convvit(small_zoo(1'000'000));
+  const Graph convvit = softmax_convvit(1'000'000);
   const auto layernorms =
       static_cast<std::size_t>(std::count_if(convvit.ops().begin(), convvit.ops().end(),
                                              [](const Op& op) { return op.type == "layernorm"; }));
@@ -234,6 +241,15 @@ TEST(XirReadback, ConvVitZooModel) {
   std::size_t undefined = 0;
   expect_same_view(serialize_xmodel(convvit), "convvit", &undefined);
   EXPECT_EQ(undefined, layernorms);
+}
+
+// The gated ConvViT (the default) uses only XIR built-in ops: depthwise-conv2d,
+// hard-sigmoid, hard-swish, mul, avgpool2d; the real XIR reads it with nothing undefined.
+TEST(XirReadback, GatedConvVitZooModel) {
+  const Graph gated = make_convvit(small_zoo(1'000'000));
+  std::size_t undefined = 0;
+  expect_same_view(serialize_xmodel(gated), "convvit_gated", &undefined);
+  EXPECT_EQ(undefined, 0u);
 }
 
 // The form dpushard wrote before (layernorm with `gamma` and `beta` args, no `shape` or
@@ -244,7 +260,7 @@ TEST(XirReadback, ConvVitZooModel) {
 // reader still reads that form (XmodelAutomaticForm.FilesOfTheEarlierFormStillRead).
 TEST(XirReadback, TheEarlierLayernormFormDiesEvenWithAnOpDef) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  const Graph convvit = make_convvit(small_zoo(1'000'000));
+  const Graph convvit = softmax_convvit(1'000'000);
   serial_v2::Graph file;
   ASSERT_TRUE(file.ParseFromString(serialize_xmodel(convvit)));
   int rewritten = 0;
@@ -299,7 +315,7 @@ TEST(XirReadback, ConvVitPlanFragments) {
     SplitOptions options;
     options.nodes = 3;
     options.strategy = strategy;
-    const SplitResult result = split_model(make_convvit(small_zoo(2'000'000)), options);
+    const SplitResult result = split_model(softmax_convvit(2'000'000), options);
     ASSERT_GE(result.fragments.size(), 2u);
     std::size_t layernorms = 0;
     std::size_t undefined = 0;

@@ -176,6 +176,7 @@ TEST(XmodelAutomaticForm, ConvVitAndMicroModelsRoundTrip) {
   spec.experts = 2;
   spec.input = {32, 32, 3};
   spec.classes = 10;
+  spec.attention = ConvVitAttention::Softmax;  // the variant with layernorms
   std::vector<Graph> graphs{make_convvit(spec)};
   for (const MicroModelInfo& info : micro_models()) graphs.push_back(make_micro_model(info.name));
   int layernorms = 0;
