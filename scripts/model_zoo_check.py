@@ -41,9 +41,10 @@ MODELS = {
     "efficientnet_b0": (224, "dwse"),
 }
 # Imported a second time with --keep-sigmoid (sigmoid and SiLU left as they are, on the CPU:
-# vai_q_pytorch's default); the default import turns sigmoid into hard-sigmoid and SiLU into
-# hard-swish, as vai_q_tensorflow2 did for the Model Zoo's tf2 models of these two.
-SIGMOID = ["efficientnet_b0", "mobilenet_v3_small"]
+# vai_q_pytorch's default) for the KV260 table; the default import turns sigmoid into
+# hard-sigmoid and SiLU into hard-swish, as vai_q_tensorflow2 did for the Model Zoo's tf2
+# EfficientNet-B0. (torchvision's MobileNetV3 has hard-sigmoid and hard-swish already.)
+SIGMOID = ["efficientnet_b0"]
 
 # Published end-to-end fps (Vitis AI 2.5 Model Zoo README, "Performance on ZCU102
 # (0432055-05)", 3 x B4096 @ 281 MHz, and "Performance on ZCU104", 2 x B4096 @ 300 MHz):
