@@ -166,7 +166,7 @@ Command add_import_command(CLI::App& app) {
       "--keep-sigmoid", o.keep_sigmoid,
       "Keep sigmoid and SiLU/swish as they are (they run on the CPU, vai_q_pytorch's default); "
       "by default they become hard-sigmoid and hard-swish and run on the DPU, as "
-      "vai_q_tensorflow2 and vai_q_onnx do for a DPUCZDX8G");
+      "vai_q_tensorflow2 does by default for a DPUCZDX8G");
   sub->add_flag("--hard-sigmoid", o.hard_sigmoid,
                 "The default, said explicitly: sigmoid -> hard-sigmoid, SiLU -> hard-swish")
       ->excludes(keep);
