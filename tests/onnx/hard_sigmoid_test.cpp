@@ -1,17 +1,22 @@
-// `import --hard-sigmoid`: Vitis AI's rewrite of sigmoid-family activations for the DPU
+// Vitis AI's rewrite of sigmoid-family activations for the DPU, `import`'s default
 // (docs/import.md "Sigmoid, SiLU and the DPU"): SiLU becomes hard-swish, other sigmoids
-// hard-sigmoid; the rewritten model still quantizes and runs on ref.
+// hard-sigmoid; the rewritten model still quantizes and runs on ref. --keep-sigmoid skips it.
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "dpushard/onnx_import.hpp"
+#include "dpushard/perf.hpp"
 #include "dpushard/quantize.hpp"
 #include "dpushard/shape.hpp"
+#include "dpushard/xmodel.hpp"
 #include "harness.hpp"
 
 namespace dpushard::onnxtest {
@@ -90,6 +95,86 @@ TEST(HardSigmoid, NothingToRewriteIsANoOp) {
   const HardSigmoidRewrite again = convert_sigmoid_to_hard(m.graph);
   EXPECT_EQ(again.silu_to_hard_swish + again.sigmoid_to_hard_sigmoid, 0);
   EXPECT_TRUE(m.graph == once);
+}
+
+// `dpushard import` of an EfficientNet-style block exported by torch (SiLU after the stem
+// and the depthwise conv, a squeeze-excite block with a SiLU and a sigmoid gate): by default
+// the quantizer's DPUCZDX8G rewrite, everything on the DPU; --keep-sigmoid the old import.
+class ImportDefault : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::filesystem::path(work_dir("import_default_se"));
+    ok_ = make_models("se " + dir_->string());
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  // Imports the model with `flags`; the JSON summary in `summary`.
+  static Graph import(const std::string& flags, const std::string& name, nlohmann::json& summary) {
+    const auto xmodel = *dir_ / (name + ".xmodel");
+    std::string out;
+    const int rc = run_cli("import '" + (*dir_ / "model.onnx").string() +
+                               "' --calib-random 2 -o '" + xmodel.string() + "' --json " + flags,
+                           out);
+    EXPECT_EQ(rc, 0) << out;
+    summary = nlohmann::json::parse(out);
+    return read_xmodel(xmodel);
+  }
+
+  static std::filesystem::path* dir_;
+  static bool ok_;
+};
+std::filesystem::path* ImportDefault::dir_ = nullptr;
+bool ImportDefault::ok_ = false;
+
+std::size_t count_type(const Graph& g, const std::string& type) {
+  return static_cast<std::size_t>(
+      std::count_if(g.ops().begin(), g.ops().end(), [&](const Op& op) { return op.type == type; }));
+}
+
+TEST_F(ImportDefault, SiluSigmoidAndSqueezeExciteRunOnTheDpu) {
+  ASSERT_TRUE(ok_) << "make_models.py se failed";
+  nlohmann::json summary;
+  const Graph g = import("", "default", summary);
+  EXPECT_TRUE(summary.at("hard_sigmoid").at("applied").get<bool>());
+  EXPECT_EQ(summary.at("hard_sigmoid").at("silu_to_hard_swish").get<int>(), 3);
+  EXPECT_EQ(summary.at("hard_sigmoid").at("sigmoid_to_hard_sigmoid").get<int>(), 1);
+  EXPECT_EQ(count_type(g, "sigmoid"), 0u);
+  EXPECT_EQ(count_type(g, "hard-swish"), 3u);
+  EXPECT_EQ(count_type(g, "hard-sigmoid"), 1u);
+  EXPECT_EQ(count_type(g, "mul"), 1u);  // the squeeze-excite gate's multiply stays a mul
+
+  // As the DPUCZDX8G runs it: one DPU subgraph, nothing on the CPU.
+  const Prediction p = predict(g, builtin_target("kv260"));
+  EXPECT_EQ(p.dpu_subgraphs, 1);
+  EXPECT_EQ(p.cpu_subgraphs, 0);
+  EXPECT_DOUBLE_EQ(p.cpu_ms, 0.0);
+
+  // --hard-sigmoid says the default explicitly: the same graph.
+  nlohmann::json again;
+  const Graph explicit_hard = import("--hard-sigmoid", "explicit", again);
+  EXPECT_EQ(explicit_hard.size(), g.size());
+  EXPECT_EQ(count_type(explicit_hard, "hard-swish"), 3u);
+}
+
+TEST_F(ImportDefault, KeepSigmoidLeavesThemOnTheCpu) {
+  ASSERT_TRUE(ok_) << "make_models.py se failed";
+  nlohmann::json summary;
+  const Graph g = import("--keep-sigmoid", "keep", summary);
+  EXPECT_FALSE(summary.at("hard_sigmoid").at("applied").get<bool>());
+  EXPECT_EQ(summary.at("hard_sigmoid").at("silu_to_hard_swish").get<int>(), 0);
+  EXPECT_EQ(count_type(g, "sigmoid"), 4u);
+  EXPECT_EQ(count_type(g, "hard-swish") + count_type(g, "hard-sigmoid"), 0u);
+  const Prediction p = predict(g, builtin_target("kv260"));
+  EXPECT_EQ(p.cpu_subgraphs, 4);  // each sigmoid is a CPU subgraph of its own
+  EXPECT_GT(p.cpu_ms, 0.0);
+
+  // The two flags contradict each other: a usage error, no file written.
+  std::string out;
+  EXPECT_NE(run_cli("import '" + (*dir_ / "model.onnx").string() + "' -o '" +
+                        (*dir_ / "x.xmodel").string() + "' --keep-sigmoid --hard-sigmoid 2>&1",
+                    out),
+            0);
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "x.xmodel"));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@ digits, torchvision models get random weights (weights=None).
   make_models.py digits OUT      small CNN trained on digits; calib/test .npy, float results
   make_models.py vit OUT [--opset N]   small conv-stem vision transformer trained on digits
   make_models.py torchvision NAME OUT [--size S] [--opset N]   random-weight torchvision model
+  make_models.py se OUT                                       SiLU / sigmoid / squeeze-excite block
   make_models.py ops OUT         one small module per ONNX op pattern, with input and output
 
 Every command writes OUT/model.onnx (ops: OUT/<case>/model.onnx) and OUT/info.json.
@@ -208,6 +209,44 @@ def cmd_torchvision(args):
     return {"name": args.name, "size": args.size, "opset": args.opset}
 
 
+class SqueezeExciteNet(nn.Module):
+    """An EfficientNet-style block on a small map: conv-BN-SiLU, depthwise 3x3-BN-SiLU,
+    squeeze-excitation (global pool, 1x1 conv, SiLU, 1x1 conv, sigmoid, multiply), a 1x1
+    projection, a global pool and a classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16),
+                                  nn.SiLU())
+        self.dw = nn.Sequential(nn.Conv2d(16, 16, 3, 1, 1, groups=16, bias=False),
+                                nn.BatchNorm2d(16), nn.SiLU())
+        self.se_reduce = nn.Conv2d(16, 4, 1)
+        self.se_expand = nn.Conv2d(4, 16, 1)
+        self.project = nn.Sequential(nn.Conv2d(16, 24, 1, bias=False), nn.BatchNorm2d(24))
+        self.fc = nn.Linear(24, 10)
+
+    def forward(self, x):
+        x = self.dw(self.stem(x))
+        s = x.mean((2, 3), keepdim=True)
+        s = torch.sigmoid(self.se_expand(nn.functional.silu(self.se_reduce(s))))
+        x = self.project(x * s)
+        return self.fc(x.mean((2, 3)))
+
+
+def cmd_se(args):
+    torch.manual_seed(0)
+    model = SqueezeExciteNet().eval()
+    with torch.no_grad():  # non-trivial batch-norm statistics
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 2.0)
+    x = torch.randn(1, 3, 32, 32)
+    os.makedirs(args.out, exist_ok=True)
+    export(model, x, os.path.join(args.out, "model.onnx"), 13)
+    return {"name": "se", "size": 32}
+
+
 def main():
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
@@ -222,6 +261,8 @@ def main():
     p.add_argument("out")
     p.add_argument("--size", type=int, default=224)
     p.add_argument("--opset", type=int, default=13)
+    p = sub.add_parser("se")
+    p.add_argument("out")
     p = sub.add_parser("ops")
     p.add_argument("out")
     args = parser.parse_args()
@@ -230,7 +271,8 @@ def main():
         import op_cases
         info = op_cases.export_all(args.out)
     else:
-        info = {"digits": cmd_digits, "vit": cmd_vit, "torchvision": cmd_torchvision}[args.command](args)
+        info = {"digits": cmd_digits, "vit": cmd_vit, "torchvision": cmd_torchvision,
+                "se": cmd_se}[args.command](args)
     with open(os.path.join(args.out, "info.json"), "w") as f:
         json.dump(info, f, indent=1)
     print(json.dumps(info))

@@ -34,6 +34,9 @@ struct Target {
   std::int64_t alu_pixel_parallelism = 0;
   bool channel_augmentation = false;  // narrow inputs pack kw*ic into the ICP lanes
   double compute_efficiency = 0;      // achieved fraction of padded peak (calibrated)
+  // Fixed DPU cycles of every op (instruction block) on top of its compute or memory time:
+  // the layer's instruction fetch and its first tile loads, which nothing overlaps.
+  double per_op_cycles = 0;
 
   // DDR, shared by all DPU cores.
   double ddr_bandwidth_gbps = 0;  // theoretical, GB/s (1e9 bytes)
@@ -105,7 +108,8 @@ struct OpTiming {
   std::int64_t bytes = 0;        // DDR traffic: weights + input + output feature maps
   double compute_ms = 0;         // cycles / (clock * efficiency), or the CPU time
   double memory_ms = 0;          // bytes / effective DDR bandwidth
-  double ms = 0;                 // max(compute, memory) on the DPU; the CPU time otherwise
+  double fixed_ms = 0;           // the DPU's fixed cost per op (Target::per_op_cycles)
+  double ms = 0;                 // max(compute, memory) + fixed on the DPU; the CPU time otherwise
   Bound bound = Bound::Compute;
 };
 

@@ -71,6 +71,14 @@ bool is_nonlinear_type(std::string_view type) {
          type == "hard-swish";
 }
 
+// The nonlinears the DPUCZDX8G's conv and ALU engines apply on the way out (PG338 "ReLU
+// Type": ReLU, ReLU6 and the fixed-slope LeakyReLU; unlike the DPUCVDX8G, PG389, it lists no
+// hard-sigmoid or hard-swish). Hard-sigmoid and hard-swish run as elementwise passes of
+// their own (vai_q_pytorch's xop_creator: hard-swish = hard-sigmoid(x) x x, an XIR mul).
+bool fusable_nonlinear(std::string_view type) {
+  return type == "relu" || type == "relu6" || type == "leaky-relu";
+}
+
 // Producers the DPU fuses a following nonlinear into (XIR's `nonlinear` attribute).
 bool fuses_nonlinear(std::string_view type) {
   type = base_type(type);
@@ -284,8 +292,14 @@ OpShape classify(const Graph& g, const Op& op, const Target& target) {
                                    std::to_string(target.leaky_alpha).substr(0, 6) + ")");
       }
     }
-    if (fused_into_producer(g, op)) return {};
-
+    if (fusable_nonlinear(type) && fused_into_producer(g, op)) return {};
+    if (type == "hard-swish") {
+      // Two ALU passes: h = hard-sigmoid(x) (one operand), then x * h (two operands); h is
+      // written to DDR and read back, x is read twice.
+      OpShape s = eltwise_shape(op, 3);
+      s.intermediate_bytes = 3 * op.output.element_count();
+      return s;
+    }
     return eltwise_shape(op, 1);
   }
   // Compiled ops the compiler kept on the DPU but this model does not know: misc engine.

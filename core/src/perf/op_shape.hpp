@@ -42,6 +42,9 @@ struct OpShape {
   std::int64_t weight_bytes = 0;
   std::int64_t input_bytes = 0;
   std::int64_t output_bytes = 0;
+  // DDR bytes of intermediates an op made of several engine passes writes and reads back
+  // (hard-swish: the hard-sigmoid map, and the input read a second time).
+  std::int64_t intermediate_bytes = 0;
   double cpu_flops = 0;  // float operations when run on the CPU
   CpuClass cpu_class = CpuClass::Elementwise;
   std::string cpu_reason;  // set when only the CPU can run it (whatever the limits)

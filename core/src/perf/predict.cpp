@@ -28,7 +28,7 @@ OpTiming base_timing(const Op& op, const OpShape& s) {
   t.op = op.name;
   t.type = op.type;
   t.macs = s.macs != 0 ? s.macs : s.element_ops;
-  t.bytes = s.weight_bytes + s.input_bytes + s.output_bytes;
+  t.bytes = s.weight_bytes + s.input_bytes + s.output_bytes + s.intermediate_bytes;
   return t;
 }
 
@@ -42,7 +42,9 @@ void time_on_dpu(const OpShape& s, const Target& target, OpTiming& t) {
   t.compute_ms = static_cast<double>(t.cycles) / cycles_per_ms;
   t.memory_ms = static_cast<double>(t.bytes) / bytes_per_ms;
   t.bound = t.compute_ms >= t.memory_ms ? Bound::Compute : Bound::Memory;
-  t.ms = std::max(t.compute_ms, t.memory_ms);
+  // The op's own fixed cost (instruction fetch, first tile loads) runs at the DPU clock.
+  t.fixed_ms = target.per_op_cycles / (target.clock_mhz * 1e3);
+  t.ms = std::max(t.compute_ms, t.memory_ms) + t.fixed_ms;
 }
 
 // Float operations at the CPU fallback's rate.
@@ -63,7 +65,8 @@ void time_as_boundary(const OpShape& s, const Target& target, double slowdown, O
       "output not produced by a fix op: the compiler moves the trailing conv to the "
       "CPU (~" +
       std::to_string(std::lround(slowdown)) + "x slower)";
-  t.ms *= slowdown;
+  t.ms *= slowdown;  // the DPU time, its fixed part included
+  t.fixed_ms = 0;
   t.compute_ms = t.ms;
   t.memory_ms = 0;
   t.bound = Bound::Cpu;

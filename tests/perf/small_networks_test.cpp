@@ -1,0 +1,225 @@
+// The cost terms for small depthwise and squeeze-excitation networks (docs/perf.md "Small
+// depthwise and squeeze-excitation networks", issue 24): the fixed cost of every DPU op,
+// the DDR traffic of a depthwise layer, hard-swish and hard-sigmoid as ALU passes of their
+// own, and the plain convolution networks' predictions, which these terms must not move.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dpushard/builder.hpp"
+#include "dpushard/perf.hpp"
+#include "perf/resnets.hpp"
+
+namespace dpushard {
+namespace {
+
+std::vector<std::int8_t> ones(std::int64_t n) {
+  return std::vector<std::int8_t>(static_cast<std::size_t>(n), 1);
+}
+
+// Memory so fast that every op is compute-bound: times are cycles and fixed costs only.
+Target compute_only(const std::string& name = "kv260") {
+  Target t = builtin_target(name);
+  t.ddr_bandwidth_gbps = 1e9;
+  return t;
+}
+
+Conv2dSpec pointwise() {
+  Conv2dSpec spec;
+  spec.kernel = {1, 1};
+  spec.pad = {0, 0, 0, 0};
+  return spec;
+}
+
+// `layers` 1x1 convs 16 -> 16 over a [1, rows, 8, 16] map, one after the other.
+Graph conv_chain(int layers, std::int64_t rows) {
+  GraphBuilder b("chain");
+  Value x = b.input("x", {1, rows, 8, 16}, 6);
+  for (int i = 0; i < layers; ++i) {
+    const std::string n = "c" + std::to_string(i);
+    const Value w = b.constant(n + "_w", {16, 1, 1, 16}, ones(16 * 16), 7);
+    x = b.conv2d(n, x, w, std::nullopt, pointwise(), 6);
+  }
+  return b.finish();
+}
+
+TEST(PerOpCost, NTinyLayersCostNFixedCostsMoreThanOneLayerOfTheSameMacs) {
+  const Target t = compute_only();
+  ASSERT_GT(t.per_op_cycles, 0.0) << "the shipped target has a fixed cost per op";
+  const double fixed_ms = t.per_op_cycles / (t.clock_mhz * 1e3);
+  constexpr int kLayers = 12;
+  // 12 layers of 8 rows against one layer of 96 rows: the same MACs and the same cycles
+  // (8 pixels x 16 ic x 16 oc per cycle, no padding), 12 fixed costs against one.
+  const Prediction many = predict(conv_chain(kLayers, 8), t);
+  const Prediction one = predict(conv_chain(1, 8 * kLayers), t);
+  ASSERT_EQ(many.macs, one.macs);
+  ASSERT_EQ(many.dpu_cycles, one.dpu_cycles);
+  ASSERT_EQ(many.ops.size(), static_cast<std::size_t>(kLayers));
+  for (const auto& op : many.ops) {
+    EXPECT_DOUBLE_EQ(op.fixed_ms, fixed_ms) << op.op;
+    EXPECT_NEAR(op.ms, op.compute_ms + fixed_ms, 1e-12) << op.op;
+  }
+  EXPECT_NEAR(many.dpu_ms - one.dpu_ms, (kLayers - 1) * fixed_ms, 1e-9);
+
+  // Without the term the two networks cost the same: the difference is the term alone.
+  Target none = t;
+  none.per_op_cycles = 0;
+  EXPECT_NEAR(predict(conv_chain(kLayers, 8), none).dpu_ms,
+              predict(conv_chain(1, 8 * kLayers), none).dpu_ms, 1e-9);
+}
+
+TEST(PerOpCost, ScalesWithTheDpuClock) {
+  Target a = compute_only();
+  Target b = a;
+  b.clock_mhz = a.clock_mhz / 2;
+  const auto fixed = [](const Target& t) { return predict(conv_chain(1, 8), t).ops[0].fixed_ms; };
+  EXPECT_NEAR(fixed(b), 2 * fixed(a), 1e-12);
+}
+
+// input [1, h, w, c] -> depthwise k x k, stride s -> fix.
+Graph depthwise(std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t k, std::int64_t s) {
+  GraphBuilder b("dw");
+  const Value x = b.input("x", {1, h, w, c}, 6);
+  const Value wt = b.constant("w", {1, k, k, c}, ones(k * k * c), 7);
+  Conv2dSpec spec;
+  spec.kernel = {k, k};
+  spec.stride = {s, s};
+  spec.pad = {k / 2, k / 2, k / 2, k / 2};
+  b.depthwise_conv2d("dw", x, wt, std::nullopt, spec, 5);
+  return b.finish();
+}
+
+TEST(DepthwiseTraffic, ReadsItsInputAndWeightsOnceAndWritesItsOutput) {
+  const Target t = builtin_target("zcu102");
+  // MobileNetV2's second depthwise layer: 112x112x96, 3x3, stride 2 -> 56x56x96.
+  const Prediction p = predict(depthwise(112, 112, 96, 3, 2), t);
+  ASSERT_EQ(p.ops.size(), 1u);
+  const OpTiming& op = p.ops[0];
+  EXPECT_EQ(op.engine, Device::Dpu);
+  const std::int64_t bytes = 3 * 3 * 96 + 112 * 112 * 96 + 56 * 56 * 96;
+  EXPECT_EQ(op.bytes, bytes);
+  EXPECT_EQ(p.ddr_bytes, bytes);
+  EXPECT_NEAR(op.memory_ms, bytes / (t.ddr_bandwidth_gbps * 1e6 * t.ddr_efficiency), 1e-12);
+  // The ALU: ceil(96/16) channel groups x ceil(56/4) pixel steps x 56 rows x 9 taps.
+  EXPECT_EQ(op.cycles, 6 * 14 * 56 * 9);
+  EXPECT_EQ(op.bound, Bound::Compute);
+
+  // A 5x5 kernel (EfficientNet, MobileNetV3) reads the same maps and the larger kernel.
+  const Prediction p5 = predict(depthwise(28, 28, 240, 5, 1), t);
+  EXPECT_EQ(p5.ops[0].bytes, 5 * 5 * 240 + 2 * 28 * 28 * 240);
+  EXPECT_EQ(p5.ops[0].cycles, 15 * 7 * 28 * 25);
+}
+
+// conv 16 -> 32 over 14x14, then `activation`, then a fix.
+Graph conv_then(const std::string& activation) {
+  GraphBuilder b("act");
+  const Value x = b.input("x", {1, 14, 14, 16}, 6);
+  const Value w = b.constant("w", {32, 1, 1, 16}, ones(32 * 16), 7);
+  const Value c = b.conv2d("conv", x, w, std::nullopt, pointwise(), 4);
+  Op act;
+  act.name = "act";
+  act.type = activation;
+  act.args = {{"input", {c.op}}};
+  act.output.name = "act";
+  act.output.shape = c.shape;
+  b.graph().add_op(std::move(act));
+  b.fix("act_fix", {"act", c.shape, 7}, 7);
+  return b.finish();
+}
+
+const OpTiming* find_op(const Prediction& p, const std::string& name) {
+  for (const auto& op : p.ops)
+    if (op.op == name) return &op;
+  return nullptr;
+}
+
+TEST(HardActivations, HardSwishIsAHardSigmoidPassAndAMultiplyPassOnTheAlu) {
+  const Target t = compute_only();
+  const std::int64_t elements = 14 * 14 * 32;
+  const Prediction p = predict(conv_then("hard-swish"), t);
+  const OpTiming* act = find_op(p, "act");
+  ASSERT_NE(act, nullptr) << "the DPUCZDX8G's conv engine does not fuse hard-swish";
+  EXPECT_EQ(act->engine, Device::Dpu);
+  // ceil(32/16) x ceil(14/4) x 14 rows per operand pass: x (hard-sigmoid), then x and h.
+  EXPECT_EQ(act->cycles, 2 * 4 * 14 * 3);
+  // x read twice, h written and read back, y written.
+  EXPECT_EQ(act->bytes, 5 * elements);
+  EXPECT_EQ(p.dpu_subgraphs, 1);
+  EXPECT_EQ(p.cpu_subgraphs, 0);
+
+  const Prediction hs = predict(conv_then("hard-sigmoid"), t);
+  const OpTiming* gate = find_op(hs, "act");
+  ASSERT_NE(gate, nullptr);
+  EXPECT_EQ(gate->engine, Device::Dpu);
+  EXPECT_EQ(gate->cycles, 2 * 4 * 14);
+  EXPECT_EQ(gate->bytes, 2 * elements);
+
+  // ReLU, ReLU6 and the DPU's LeakyReLU stay fused into the conv (PG338 "ReLU Type").
+  for (const std::string type : {"relu", "relu6"}) {
+    const Prediction r = predict(conv_then(type), t);
+    EXPECT_EQ(find_op(r, "act"), nullptr) << type;
+  }
+}
+
+// VGG-16's convolution stack at 224x224 and its classifier: few, heavy ops.
+Graph vgg16() {
+  GraphBuilder b("vgg16");
+  Value x = b.input("x", {1, 224, 224, 3}, 6);
+  std::int64_t c = 3, size = 224;
+  int i = 0;
+  for (const std::int64_t width :
+       {64, 64, -1, 128, 128, -1, 256, 256, 256, -1, 512, 512, 512, -1, 512, 512, 512, -1}) {
+    const std::string n = "l" + std::to_string(i++);
+    if (width < 0) {
+      x = b.maxpool2d(n, x, Pool2dSpec{});
+      size /= 2;
+      continue;
+    }
+    Conv2dSpec spec;  // 3x3, pad 1
+    spec.nonlinear = Nonlinear::Relu;
+    const Value w = b.constant(n + "_w", {width, 3, 3, c}, ones(width * 9 * c), 7);
+    x = b.conv2d(n, x, w, std::nullopt, spec, 5);
+    c = width;
+  }
+  x = b.flatten("flat", x, 1, -1);
+  std::int64_t in = size * size * c;
+  for (const std::int64_t out : {4096, 4096, 1000}) {
+    const std::string n = "fc" + std::to_string(out) + "_" + std::to_string(i++);
+    const Value w = b.constant(n + "_w", {out, in}, ones(out * in), 7);
+    x = b.matmul(n, x, w, std::nullopt, /*transpose_b=*/true, 5);
+    in = out;
+  }
+  return b.finish();
+}
+
+// The model before issue 24's terms: no fixed cost per op, efficiency 0.784 (the value
+// calibrated on pt_resnet50 without it).
+Target before(const std::string& name) {
+  Target t = builtin_target(name);
+  t.per_op_cycles = 0;
+  t.compute_efficiency = 0.784;
+  return t;
+}
+
+TEST(PlainNetworks, PredictionsUnchangedWithinTwoPercent) {
+  const std::vector<std::pair<std::string, Graph>> nets = {{"resnet50", testing::make_resnet50()},
+                                                           {"resnet18", testing::make_resnet18()},
+                                                           {"vgg16", vgg16()}};
+  for (const std::string board : {"kv260", "zcu102", "zcu104"}) {
+    for (const auto& [name, graph] : nets) {
+      const Prediction now = predict(graph, builtin_target(board));
+      const Prediction then = predict(graph, before(board));
+      std::cout << name << " on " << board << ": " << then.fps << " -> " << now.fps
+                << " fps (several threads), " << 1000 / then.latency_ms << " -> "
+                << 1000 / now.latency_ms << " fps (one thread)\n";
+      EXPECT_NEAR(now.fps / then.fps, 1.0, 0.02) << name << " on " << board;
+      EXPECT_NEAR(then.latency_ms / now.latency_ms, 1.0, 0.02) << name << " on " << board;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dpushard
