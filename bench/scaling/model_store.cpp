@@ -48,7 +48,8 @@ fs::path ensure_model(const SweepOptions& o, const std::string& size) {
   spec.experts = o.experts;
   spec.seed = o.seed;
   spec.weights = o.weights;
-  const Graph model = o.family == "convvit" ? make_convvit(spec) : make_cnn(spec);
+  spec.attention = parse_convvit_attention(o.attention);
+  const Graph model = o.family == "cnn" ? make_cnn(spec) : make_convvit(spec);
   fs::create_directories(file.parent_path(), ec);
   if (ec) throw Error(file.parent_path().string() + ": cannot create: " + ec.message());
   write_xmodel(model, file);

@@ -121,6 +121,12 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   app.add_option("--input", o.input, "Input HxWxC of the zoo models")->capture_default_str();
+  if (family == "convvit")
+    app.add_option("--attention", o.attention,
+                   "The ConvViT's token mixer: gated (DPU ops only) or softmax (attention, "
+                   "layernorm and GELU on the A53; swept as the family convvit-softmax)")
+        ->check(CLI::IsMember({"gated", "softmax"}))
+        ->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of the zoo models' weights")->capture_default_str();
   bool no_weights = false;
   app.add_flag("--no-weights", no_weights,
@@ -177,6 +183,7 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
   }
   o.cluster_file = cluster;
   o.weights = !no_weights;
+  if (o.attention == "softmax") o.family = "convvit-softmax";
   if (!models.empty()) o.models_dir = models;
   o.progress_file = progress;
   return o;

@@ -11,7 +11,10 @@
 namespace dpushard::bench {
 
 struct SweepOptions {
-  std::string family;                  // "cnn" or "convvit": which zoo family the suite sweeps
+  // "cnn", "convvit" (gated attention) or "convvit-softmax" (--attention softmax: the
+  // ConvViT whose attention runs on the A53): which zoo family the suite sweeps
+  std::string family;
+  std::string attention = "gated";     // the ConvViT's token mixer (zoo convvit --attention)
   std::filesystem::path cluster_file;  // cluster.yaml (docs/cluster.md)
   std::filesystem::path models_dir = "dpushard-models";
   std::vector<std::string> sizes = {"5M", "10M", "20M", "50M", "100M", "200M"};

@@ -367,6 +367,7 @@ void add_context(const Suite& s) {
   const std::string backend = joined(backends);
   benchmark::AddCustomContext("suite", "bench_" + o.family + "_scaling");
   benchmark::AddCustomContext("family", o.family);
+  if (o.family != "cnn") benchmark::AddCustomContext("attention", o.attention);
   benchmark::AddCustomContext("git_revision", o.git_revision);
   benchmark::AddCustomContext("backend", backend);
   benchmark::AddCustomContext("target", joined(targets));
