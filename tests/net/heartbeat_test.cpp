@@ -90,20 +90,20 @@ TEST(Heartbeat, TheIntervalFromHelloReArmsTheWorkersFirstTick) {
     options.peer_timeout = std::chrono::milliseconds(100);
     std::string handshake_error = "not finished", closed;
     std::shared_ptr<Connection> connection;
-    async_connect_to(io, "127.0.0.1:" + std::to_string(worker.port()), 5000ms,
-                     [&](const std::string& error, tcp::socket socket) {
-                       ASSERT_EQ(error, "");
-                       connection = Connection::create(std::move(socket), options, "worker", nullptr);
-                       start_client_handshake(
-                           connection, ClientIdentity{"client", PeerRole::kOrchestrator, "secret"},
-                           [&](const std::string& failure, const AuthOk&) {
-                             handshake_error = failure;
-                             if (!failure.empty()) return;
-                             connection->set_message_handler([](Message&&) {});
-                             connection->set_close_handler(
-                                 [&](const std::string& reason) { closed = reason; });
-                           });
-                     });
+    async_connect_to(
+        io, "127.0.0.1:" + std::to_string(worker.port()), 5000ms,
+        [&](const std::string& error, tcp::socket socket) {
+          ASSERT_EQ(error, "");
+          connection = Connection::create(std::move(socket), options, "worker", nullptr);
+          start_client_handshake(
+              connection, ClientIdentity{"client", PeerRole::kOrchestrator, "secret"},
+              [&](const std::string& failure, const AuthOk&) {
+                handshake_error = failure;
+                if (!failure.empty()) return;
+                connection->set_message_handler([](Message&&) {});
+                connection->set_close_handler([&](const std::string& reason) { closed = reason; });
+              });
+        });
     io.run_for(1500ms);
     EXPECT_EQ(handshake_error, "");
     EXPECT_EQ(closed, "");

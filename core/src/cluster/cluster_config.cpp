@@ -107,8 +107,8 @@ ClusterConfig parse_cluster_config(const std::string& text, const std::string& o
     NodeConfig node = read_node(item, endpoint);
     if (!names.insert(node.name).second) item.fail("node '" + node.name + "' is listed twice");
     if (const auto [it, fresh] = endpoints.emplace(endpoint, node.name); !fresh)
-      item.fail("node '" + node.name + "': address " + node.address +
-                " is the address of node '" + it->second + "' (" + endpoint + ")");
+      item.fail("node '" + node.name + "': address " + node.address + " is the address of node '" +
+                it->second + "' (" + endpoint + ")");
     config.nodes.push_back(std::move(node));
   }
   if (auto link = root.find("link_gbps")) {

@@ -286,14 +286,19 @@ Stats Job::stats() const {
   return stats;
 }
 
-void Job::close() {
-  if (closed_) return;
+std::size_t Job::close() {
+  if (closed_) return 0;
   closed_ = true;
+  std::size_t dropped = 0;
   for (auto& [slot, runner] : runners_)
-    for (QTensor& tensor : runner->drain()) ctx_.buffers->give(std::move(tensor.data));
+    for (QTensor& tensor : runner->drain()) {
+      ctx_.buffers->give(std::move(tensor.data));
+      ++dropped;
+    }
   for (auto& [node, connection] : peers_) connection->close_after_flush("job finished");
   peers_.clear();
   on_started_ = nullptr;
+  return dropped;
 }
 
 }  // namespace dpushard::net
