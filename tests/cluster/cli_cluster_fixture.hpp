@@ -44,16 +44,17 @@ class CliCluster : public ::testing::Test {
   // returns its port (from --port-file).
   std::uint16_t start_worker(int i,
                              const std::vector<std::string>& backend_args = {"--backend", "ref"},
-                             std::uint16_t port = 0) {
+                             std::uint16_t port = 0, std::filesystem::path cache = {}) {
     const std::string name = "w" + std::to_string(i);
     const auto port_file = dir_ / (name + ".port");
     std::filesystem::remove(port_file);
-    std::vector<std::string> argv{DPUSHARD_CLI,   "worker",
-                                  "--listen",     "127.0.0.1:" + std::to_string(port),
-                                  "--cache",      (dir_ / ("cache-" + name)).string(),
-                                  "--token-file", (dir_ / "token").string(),
-                                  "--name",       name,
-                                  "--port-file",  port_file.string()};
+    std::vector<std::string> argv{
+        DPUSHARD_CLI,   "worker",
+        "--listen",     "127.0.0.1:" + std::to_string(port),
+        "--cache",      (cache.empty() ? dir_ / ("cache-" + name) : cache).string(),
+        "--token-file", (dir_ / "token").string(),
+        "--name",       name,
+        "--port-file",  port_file.string()};
     argv.insert(argv.end(), backend_args.begin(), backend_args.end());
     if (workers_.size() <= static_cast<std::size_t>(i))
       workers_.resize(static_cast<std::size_t>(i) + 1);
