@@ -44,7 +44,8 @@ class CliCluster : public ::testing::Test {
   // returns its port (from --port-file).
   std::uint16_t start_worker(int i,
                              const std::vector<std::string>& backend_args = {"--backend", "ref"},
-                             std::uint16_t port = 0, std::filesystem::path cache = {}) {
+                             std::uint16_t port = 0, std::filesystem::path cache = {},
+                             const std::vector<std::string>& wrapper = {}) {
     const std::string name = "w" + std::to_string(i);
     const auto port_file = dir_ / (name + ".port");
     std::filesystem::remove(port_file);
@@ -56,6 +57,7 @@ class CliCluster : public ::testing::Test {
         "--name",       name,
         "--port-file",  port_file.string()};
     argv.insert(argv.end(), backend_args.begin(), backend_args.end());
+    argv.insert(argv.begin(), wrapper.begin(), wrapper.end());  // e.g. prlimit --as=BYTES
     if (workers_.size() <= static_cast<std::size_t>(i))
       workers_.resize(static_cast<std::size_t>(i) + 1);
     workers_[static_cast<std::size_t>(i)] =

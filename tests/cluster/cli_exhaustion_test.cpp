@@ -58,5 +58,46 @@ TEST_F(CliCluster, AWorkerWhoseCacheDiskIsFullRefusesTheFragmentInOneLine) {
   EXPECT_FALSE(workers_[1]->wait_for(0ms)) << "w1 died";
 }
 
+// A worker under an address-space limit (`ulimit -v`, here prlimit --as) too tight for a
+// fragment refused it with whatever the failed allocation said, or died; it now refuses it
+// before loading, naming the fragment, what it needs and what the limit leaves, and serves on.
+TEST_F(CliCluster, AWorkerUnderAMemoryLimitRefusesAFragmentItCannotHold) {
+  if (!std::filesystem::exists("/usr/bin/prlimit")) GTEST_SKIP() << "no /usr/bin/prlimit";
+  ZooSpec spec;
+  spec.params = 12'000'000;  // three experts of about 16 MB files each: 47 MB to load
+  spec.experts = 3;
+  spec.input = {32, 32, 3};
+  spec.classes = 10;
+  write_xmodel(make_cnn(spec), dir_ / "big_int.xmodel");
+  SplitOptions options;
+  options.nodes = 3;
+  options.strategy = Strategy::Experts;
+  SplitResult split = split_model(read_xmodel(dir_ / "big_int.xmodel"), options);
+  write_split(split, dir_ / "big");
+  // `dpushard worker` starts at about 67 MB of address space; 100 MB leaves it some 30.
+  write_cluster(
+      {start_worker(0),
+       start_worker(1, {"--backend", "ref"}, 0, {}, {"/usr/bin/prlimit", "--as=100000000"}),
+       start_worker(2)});
+  EXPECT_EQ(run_cli({"run", (dir_ / "big").string(), "--cluster", (dir_ / "cluster.yaml").string(),
+                     "--frames", "1", "--json"},
+                    "tight"),
+            1);
+  const std::string err = read_text(dir_ / "tight.err");
+  EXPECT_EQ(err.rfind("dpushard: error: node 'w1'", 0), 0u) << err;
+  EXPECT_NE(err.find("bad_fragment: fragment 'experts1' needs about "), std::string::npos) << err;
+  EXPECT_NE(err.find(" MB to load (3 x its "), std::string::npos) << err;
+  EXPECT_NE(err.find(" left under its memory limit (RLIMIT_AS 100.0 MB)"), std::string::npos)
+      << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_FALSE(workers_[1]->wait_for(0ms)) << "w1 died: " << read_text(dir_ / "w1.log");
+  // The same worker still runs a plan that fits.
+  EXPECT_EQ(run_cli({"run", (dir_ / "plan").string(), "--cluster", (dir_ / "cluster.yaml").string(),
+                     "--frames", "2", "--json"},
+                    "fits"),
+            0)
+      << read_text(dir_ / "fits.err");
+}
+
 }  // namespace
 }  // namespace dpushard::testing
