@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "dpushard/builtin_backends.hpp"
+#include "number_guard.hpp"
 #include "usage_error.hpp"
 
 int main(int argc, char** argv) {
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
       dpushard::cli::add_oracle_command(app),
   };
   // clang-format on
+  dpushard::cli::guard_number_options(app);
   // Every error is one line "dpushard: error: ..." on stderr; usage errors exit 2.
   const auto error_line = [](std::string message) {
     std::replace(message.begin(), message.end(), '\n', ' ');

@@ -6,6 +6,8 @@
 
 #include "run_cluster.hpp"
 
+#include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -20,6 +22,7 @@
 #include "dpushard/error.hpp"
 #include "dpushard/perf.hpp"
 #include "dpushard/plan_yaml.hpp"
+#include "usage_error.hpp"
 
 namespace dpushard::cli {
 namespace {
@@ -91,6 +94,7 @@ nlohmann::json result_json(const std::string& plan_dir, const Plan& plan,
        {{"emulation", r.link_emulation}, {"gbps", r.link_gbps}, {"latency_us", r.link_latency_us}}},
       {"orchestrator_cpu_ms_per_frame", r.orchestrator_cpu_ms_per_frame},
       {"shutdown_workers", args.shutdown_workers}};
+  j["interrupted"] = r.interrupted_by != 0;
   if (!r.complete) {
     j["error"] = r.error;
     j["failed_node"] = r.failed_node;
@@ -132,6 +136,36 @@ void print_human(const nlohmann::json& j) {
         << (t["sha256"].is_string() ? t["sha256"].get<std::string>() : "(not computed)") << "\n";
   std::cerr << out.str();
 }
+
+// Set by the handlers of SIGINT and SIGTERM; the orchestrator polls it (RunOptions).
+std::atomic<int> g_stop_signal{0};
+
+extern "C" void on_stop_signal(int signal) { g_stop_signal.store(signal); }
+
+// Installs the handlers for the run and restores the previous ones after it. A second
+// signal gets the default action (SA_RESETHAND): a run that does not stop can be killed.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal.store(0);
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
 
 }  // namespace
 
@@ -203,16 +237,30 @@ int run_cluster(const std::string& plan_dir, const ClusterRunArgs& args, std::ui
   options.seed = seed;
   options.shutdown_workers = args.shutdown_workers;
   options.peer_timeout = std::chrono::milliseconds(static_cast<long>(args.peer_timeout_s * 1000));
-  const cluster::RunResult result = cluster::run_on_cluster(plan, plan_dir, config, options);
+  options.stop_signal = &g_stop_signal;
+  cluster::RunResult result;
+  {
+    const StopSignals stop;  // SIGINT and SIGTERM end the run cleanly from here on
+    result = cluster::run_on_cluster(plan, plan_dir, config, options);
+  }
   const nlohmann::json report = result_json(plan_dir, plan, config, args, seed, result);
-  if (!args.out_file.empty()) write_atomically(args.out_file, report.dump(2) + "\n");
+  // The results first: a finished run is never lost to a failing --out (a full disk).
   if (json)
     print_json(report);
   else
     print_human(report);
-  if (result.complete) return 0;
-  std::cerr << "dpushard: error: " << result.error << "\n";
-  return 1;
+  std::string out_error;
+  if (!args.out_file.empty()) {
+    try {
+      write_atomically(args.out_file, report.dump(2) + "\n");
+    } catch (const Error& e) {
+      out_error = e.what();
+    }
+  }
+  if (!result.complete) std::cerr << "dpushard: error: " << result.error << "\n";
+  if (!out_error.empty()) std::cerr << "dpushard: error: " << out_error << "\n";
+  if (result.interrupted_by != 0) return kExitInterrupted;
+  return result.complete && out_error.empty() ? 0 : 1;
 }
 
 }  // namespace dpushard::cli

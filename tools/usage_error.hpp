@@ -15,5 +15,7 @@ class UsageError : public Error {
 // Exit codes: 0 success, 1 a failure (bad input file, failed run), 2 a usage error.
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
+// A run stopped by SIGINT or SIGTERM (128 + SIGINT, as a shell reports it).
+inline constexpr int kExitInterrupted = 130;
 
 }  // namespace dpushard::cli

@@ -8,97 +8,12 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "child_process.hpp"
-#include "dpushard/split.hpp"
-#include "dpushard/xmodel.hpp"
-#include "dpushard/zoo.hpp"
-#include "net/test_client.hpp"
+#include "cli_cluster_fixture.hpp"
 
 namespace dpushard::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-class CliCluster : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = net::testing::fresh_dir("cli-cluster");
-    std::ofstream(dir_ / "token") << "cli-secret\n";
-    ZooSpec spec;
-    spec.params = 300'000;
-    spec.experts = 3;
-    spec.input = {32, 32, 3};
-    spec.classes = 10;
-    spec.seed = 11;
-    model_ = make_cnn(spec);
-    write_xmodel(model_, dir_ / "model_int.xmodel");
-    SplitOptions options;
-    options.nodes = 3;
-    options.strategy = Strategy::Experts;
-    SplitResult split = split_model(model_, options);
-    write_split(split, dir_ / "plan");
-  }
-  void TearDown() override {
-    workers_.clear();
-    std::filesystem::remove_all(dir_);
-  }
-
-  // Starts worker i (again, on `port` and with its cache, when it was started before) and
-  // returns its port (from --port-file).
-  std::uint16_t start_worker(int i,
-                             const std::vector<std::string>& backend_args = {"--backend", "ref"},
-                             std::uint16_t port = 0) {
-    const std::string name = "w" + std::to_string(i);
-    const auto port_file = dir_ / (name + ".port");
-    std::filesystem::remove(port_file);
-    std::vector<std::string> argv{DPUSHARD_CLI,   "worker",
-                                  "--listen",     "127.0.0.1:" + std::to_string(port),
-                                  "--cache",      (dir_ / ("cache-" + name)).string(),
-                                  "--token-file", (dir_ / "token").string(),
-                                  "--name",       name,
-                                  "--port-file",  port_file.string()};
-    argv.insert(argv.end(), backend_args.begin(), backend_args.end());
-    if (workers_.size() <= static_cast<std::size_t>(i))
-      workers_.resize(static_cast<std::size_t>(i) + 1);
-    workers_[static_cast<std::size_t>(i)] =
-        std::make_unique<ChildProcess>(argv, dir_ / (name + ".out"), dir_ / (name + ".log"));
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (read_text(port_file).empty()) {
-      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("no port file");
-      std::this_thread::sleep_for(5ms);
-    }
-    return static_cast<std::uint16_t>(std::stoi(read_text(port_file)));
-  }
-
-  void write_cluster(const std::vector<std::uint16_t>& ports, const std::string& backend = "ref",
-                     const std::string& name = "cluster.yaml") {
-    std::ofstream out(dir_ / name);
-    out << "token_file: token\nlink_gbps: 1\nnodes:\n";
-    for (std::size_t i = 0; i < ports.size(); ++i)
-      out << "  - {name: w" << i << ", address: '127.0.0.1:" << ports[i]
-          << "', backend: " << backend << ", target: " << (backend == "sim" ? "kv260" : "host")
-          << "}\n";
-  }
-
-  // Runs the CLI to completion (bounded) and returns its exit code.
-  int run_cli(const std::vector<std::string>& args, const std::string& name,
-              std::chrono::milliseconds timeout = 120s) {
-    std::vector<std::string> argv = {DPUSHARD_CLI};
-    argv.insert(argv.end(), args.begin(), args.end());
-    ChildProcess child(argv, dir_ / (name + ".out"), dir_ / (name + ".err"));
-    const auto status = child.wait_for(timeout);
-    if (!status) throw std::runtime_error(name + " did not finish");
-    return WIFEXITED(*status) ? WEXITSTATUS(*status) : 128 + WTERMSIG(*status);
-  }
-
-  nlohmann::json json_of(const std::string& name) {
-    return nlohmann::json::parse(read_text(dir_ / (name + ".out")));
-  }
-
-  std::filesystem::path dir_;
-  Graph model_;
-  std::vector<std::unique_ptr<ChildProcess>> workers_;
-};
 
 TEST_F(CliCluster, RunMatchesExecAndLocalAndUploadsOnce) {
   write_cluster({start_worker(0), start_worker(1), start_worker(2)});

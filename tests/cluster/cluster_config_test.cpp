@@ -91,7 +91,8 @@ TEST(ClusterConfig, ErrorsNameTheLine) {
   EXPECT_EQ(error_of("nodes:\n  - {name: w0, address: 'h:1'}\n  - {name: w0, address: 'h:2'}\n"),
             "cluster.yaml:3:5: nodes[1]: node 'w0' is listed twice");
   EXPECT_EQ(error_of("nodes:\n  - {name: w0, address: 'h:1'}\n  - {name: w1, address: 'h:1'}\n"),
-            "cluster.yaml:3:5: nodes[1]: node 'w1': address h:1 is already used by another node");
+            "cluster.yaml:3:5: nodes[1]: node 'w1': address h:1 is the address of node 'w0' (h "
+            "port 1)");
   EXPECT_EQ(
       error_of("nodes:\n  - {name: w0, address: 'h:1', backend: gpu}\n"),
       "cluster.yaml:2:41: nodes[0].backend: unknown backend 'gpu' (known: cpu, ref, sim, vart)");
@@ -116,6 +117,55 @@ TEST(ClusterConfig, ErrorsNameTheLine) {
       missing.rfind("cluster.yaml:1:13: token_file: token file '/nonexistent/no-such-token'", 0),
       0u)
       << missing;
+}
+
+// One worker under three spellings of its address once passed this check and failed the
+// run at LOAD with "malformed: job id already in use".
+TEST(ClusterConfig, AddressesAreComparedAsEndpointsNotAsText) {
+  EXPECT_EQ(error_of("nodes:\n  - {name: a, address: '127.0.0.1:17100'}\n"
+                     "  - {name: b, address: '127.1:17100'}\n"),
+            "cluster.yaml:3:5: nodes[1]: node 'b': address 127.1:17100 is the address of node "
+            "'a' (127.0.0.1 port 17100)");
+  EXPECT_EQ(error_of("nodes:\n  - {name: a, address: '127.0.0.1:17100'}\n"
+                     "  - {name: b, address: '2130706433:17100'}\n"),
+            "cluster.yaml:3:5: nodes[1]: node 'b': address 2130706433:17100 is the address of "
+            "node 'a' (127.0.0.1 port 17100)");
+  EXPECT_EQ(error_of("nodes:\n  - {name: a, address: '[::1]:7'}\n"
+                     "  - {name: b, address: '[0:0::1]:7'}\n"),
+            "cluster.yaml:3:5: nodes[1]: node 'b': address [0:0::1]:7 is the address of node 'a' "
+            "(::1 port 7)");
+  EXPECT_EQ(error_of("nodes:\n  - {name: a, address: 'Board-1:7'}\n"
+                     "  - {name: b, address: 'board-1:7'}\n"),
+            "cluster.yaml:3:5: nodes[1]: node 'b': address board-1:7 is the address of node 'a' "
+            "(board-1 port 7)");
+  // Same host, other port; other host, same port: two workers.
+  EXPECT_EQ(error_of("nodes:\n  - {name: a, address: '127.0.0.1:1'}\n"
+                     "  - {name: b, address: '127.1:2'}\n  - {name: c, address: '127.2:1'}\n"),
+            "accepted");
+}
+
+// A 5,000-byte node name was accepted, refused by the worker, and echoed in a 10 KB line.
+TEST(ClusterConfig, StringsAreBoundedWhereTheyAreReadAndNeverEchoed) {
+  const std::string huge(5000, 'n');
+  const auto check = [&](const std::string& yaml, const std::string& want) {
+    const std::string error = error_of(yaml);
+    EXPECT_EQ(error, want);
+    EXPECT_LT(error.size(), 200u);
+  };
+  check("nodes:\n  - {name: " + huge + ", address: 'h:1'}\n",
+        "cluster.yaml:2:12: nodes[0].name: is 5000 bytes long, at most 64 are allowed");
+  check("nodes:\n  - {name: w, address: '" + huge + ":1'}\n",
+        "cluster.yaml:2:24: nodes[0].address: is 5002 bytes long, at most 262 are allowed");
+  check("nodes:\n  - {name: w, address: 'h:1', backend: " + huge + "}\n",
+        "cluster.yaml:2:40: nodes[0].backend: is 5000 bytes long, at most 64 are allowed");
+  check("nodes:\n  - {name: w, address: 'h:1', target: " + huge + huge + "}\n",
+        "cluster.yaml:2:39: nodes[0].target: is 10000 bytes long, at most 4096 are allowed");
+  check("link_emulation: " + huge + "\nnodes:\n  - {name: w, address: 'h:1'}\n",
+        "cluster.yaml:1:17: link_emulation: is 5000 bytes long, at most 64 are allowed");
+  check("token_file: " + huge + huge + "\nnodes:\n  - {name: w, address: 'h:1'}\n",
+        "cluster.yaml:1:13: token_file: is 10000 bytes long, at most 4096 are allowed");
+  EXPECT_EQ(error_of("nodes:\n  - {name: " + std::string(64, 'n') + ", address: 'h:1'}\n"),
+            "accepted");
 }
 
 TEST(ClusterConfig, MissingFileIsNamed) {

@@ -75,5 +75,45 @@ TEST(Heartbeat, AShortPeerTimeoutDoesNotDropAHealthyIdleWorker) {
   std::filesystem::remove_all(cache);
 }
 
+// A client that gives up after 100 ms (run's smallest --peer-timeout) on an idle worker:
+// the worker's first heartbeat tick was armed at connect for its default 500 ms interval
+// (a check every 250 ms) and HELLO's 25 ms did not re-arm it, so every such run lost a
+// healthy node within the first 250 ms.
+TEST(Heartbeat, TheIntervalFromHelloReArmsTheWorkersFirstTick) {
+  const auto cache = fresh_dir("heartbeat-rearm");
+  {
+    WorkerOptions worker_options = test_worker_options(cache);
+    worker_options.heartbeat_interval = 500ms;  // `dpushard worker`'s
+    WorkerThread worker(worker_options);
+    asio::io_context io;
+    ConnectionOptions options;
+    options.peer_timeout = std::chrono::milliseconds(100);
+    std::string handshake_error = "not finished", closed;
+    std::shared_ptr<Connection> connection;
+    async_connect_to(
+        io, "127.0.0.1:" + std::to_string(worker.port()), 5000ms,
+        [&](const std::string& error, tcp::socket socket) {
+          ASSERT_EQ(error, "");
+          connection = Connection::create(std::move(socket), options, "worker", nullptr);
+          start_client_handshake(
+              connection, ClientIdentity{"client", PeerRole::kOrchestrator, "secret"},
+              [&](const std::string& failure, const AuthOk&) {
+                handshake_error = failure;
+                if (!failure.empty()) return;
+                connection->set_message_handler([](Message&&) {});
+                connection->set_close_handler([&](const std::string& reason) { closed = reason; });
+              });
+        });
+    io.run_for(1500ms);
+    EXPECT_EQ(handshake_error, "");
+    EXPECT_EQ(closed, "");
+    ASSERT_TRUE(connection);
+    EXPECT_TRUE(connection->is_open());
+    connection->close("test over");
+    io.run_for(100ms);
+  }
+  std::filesystem::remove_all(cache);
+}
+
 }  // namespace
 }  // namespace dpushard::net::testing

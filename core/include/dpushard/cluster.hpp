@@ -5,6 +5,7 @@
 // them straight to the node that consumes them; the orchestrator only injects inputs and
 // collects outputs.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -62,6 +63,10 @@ struct RunOptions {
   // Keep the sha256 of every frame's outputs (frame f's inputs use seed + f % 4).
   bool hash_every_frame = false;
   net::Limits limits;
+  // Set (by a signal handler) to the number of a signal that asks the run to stop: the
+  // orchestrator notices within 50 ms, unloads the job on every node (their frames in
+  // flight are dropped) and returns the partial result marked interrupted.
+  const std::atomic<int>* stop_signal = nullptr;
 };
 
 struct NodeResult {
@@ -82,6 +87,7 @@ struct NodeResult {
 
 struct RunResult {
   bool complete = false;
+  int interrupted_by = 0;   // the signal that stopped the run (RunOptions::stop_signal), or 0
   std::string error;        // why the run stopped, when it is not complete
   std::string failed_node;  // the node at fault, when known
   std::int64_t failed_frame = -1;

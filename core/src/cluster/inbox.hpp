@@ -21,6 +21,7 @@ struct Event {
   net::Message message;
   std::string text;  // kReady: the worker's backend; kClosed: the reason
   Clock::time_point at = Clock::now();
+  std::string endpoint = {};  // kReady: the address the connection reached (IP:PORT)
 };
 
 class Inbox {

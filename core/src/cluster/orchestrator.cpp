@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <set>
 
@@ -22,6 +23,7 @@ namespace {
 constexpr std::size_t kUploadChunk = std::size_t{4} << 20;
 constexpr auto kStatsTimeout = std::chrono::seconds(10);
 constexpr auto kGoodbyeTimeout = std::chrono::seconds(2);
+constexpr auto kStopPoll = std::chrono::milliseconds(50);
 
 std::string frames_text(std::uint64_t first, std::uint64_t last) {
   return first == last ? "frame " + std::to_string(first)
@@ -76,8 +78,18 @@ void Orchestrator::fail(std::string node, const std::string& message) {
 }
 
 Event Orchestrator::next(Clock::time_point deadline, const std::string& waiting_for) {
-  std::optional<Event> event = inbox_.pop(deadline);
-  if (!event) fail("", "timed out waiting for " + waiting_for);
+  std::optional<Event> event;
+  // Waits in short steps so a stop signal is noticed while the nodes are silent.
+  while (!event) {
+    if (options_.stop_signal != nullptr && options_.stop_signal->load() != 0) {
+      interrupted_by_ = options_.stop_signal->load();
+      fail("", std::string("interrupted by ") + (interrupted_by_ == SIGINT ? "SIGINT" : "SIGTERM") +
+                   " while waiting for " + waiting_for);
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) fail("", "timed out waiting for " + waiting_for);
+    event = inbox_.pop(std::min(deadline, now + kStopPoll));
+  }
   const std::size_t node = event->node;
   const std::string& name = links_[node].config->name;
   const std::string during =
@@ -151,14 +163,22 @@ void Orchestrator::connect(RunResult& result) {
                   connection->set_close_handler([this, i](const std::string& reason) {
                     inbox_.push(Event{i, Event::Kind::kClosed, {}, reason});
                   });
-                  inbox_.push(Event{i, Event::Kind::kReady, worker, worker.backend});
+                  inbox_.push(Event{i, Event::Kind::kReady, worker, worker.backend, Clock::now(),
+                                    connection->remote_endpoint()});
                 });
           });
     });
   }
   const auto deadline = Clock::now() + 2 * options_.connect_timeout;
+  std::map<std::string, std::size_t> reached;  // endpoint -> the node that reached it
   for (std::size_t ready = 0; ready < links_.size(); ++ready) {
     const Event event = next(deadline, "the nodes to connect and authenticate");
+    // Two host names of one worker: it would refuse the second LOAD of the job.
+    if (const auto [it, fresh] = reached.emplace(event.endpoint, event.node);
+        !fresh && event.kind == Event::Kind::kReady)
+      fail(links_[event.node].config->name, describe(event.node) + " reached " + event.endpoint +
+                                                ", the worker of " + describe(it->second) +
+                                                ": list each worker once");
     if (event.kind != Event::Kind::kReady)
       fail(links_[event.node].config->name,
            describe(event.node) + ": unexpected " +
@@ -462,6 +482,29 @@ void Orchestrator::finish() {
   }
 }
 
+void Orchestrator::cancel() {
+  std::promise<std::size_t> open_promise;
+  std::future<std::size_t> open_future = open_promise.get_future();
+  on_io([this, &open_promise] {
+    std::size_t open = 0;
+    for (Link& link : links_) {
+      if (!link.connection || !link.connection->is_open()) continue;
+      link.connection->send(net::Unload{job_});
+      link.connection->close_after_flush("run interrupted");
+      ++open;
+    }
+    open_promise.set_value(open);
+  });
+  const auto deadline = Clock::now() + kGoodbyeTimeout;
+  if (open_future.wait_until(deadline) != std::future_status::ready) return;
+  std::size_t open = open_future.get();
+  while (open > 0) {
+    const auto event = inbox_.pop(deadline);
+    if (!event) break;
+    if (event->kind == Event::Kind::kClosed) --open;
+  }
+}
+
 // --- the run -----------------------------------------------------------------------------
 RunResult run_on_cluster(const Plan& plan, const std::filesystem::path& plan_dir,
                          const ClusterConfig& cluster, const RunOptions& options) {
@@ -500,6 +543,10 @@ RunResult run_on_cluster(const Plan& plan, const std::filesystem::path& plan_dir
     result.error = failure.message;
     result.failed_node = failure.node;
     result.failed_frame = failure.frame;
+    result.interrupted_by = orchestrator.interrupted_by();
+    // Stopped by the user: every node drops the job and its frames in flight now, rather
+    // than when it notices the closed connection.
+    if (result.interrupted_by != 0) orchestrator.cancel();
   }
   return result;
 }

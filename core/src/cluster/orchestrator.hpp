@@ -4,6 +4,7 @@
 // step that cannot go on throws RunFailure naming the node and, while streaming, the frame.
 
 #include <atomic>
+#include <future>
 #include <map>
 #include <optional>
 #include <thread>
@@ -42,6 +43,11 @@ class Orchestrator {
   void stream(const Plan& plan, const JobLayout& layout, RunResult& result);
   void collect_stats(const JobLayout& layout, RunResult& result);
   void finish();
+  // After a stop signal: every connected node unloads the job (dropping its frames in
+  // flight) and the connections close, waiting briefly for the goodbyes to be written.
+  void cancel();
+  // The stop signal that ended the run (RunOptions::stop_signal), or 0.
+  int interrupted_by() const { return interrupted_by_; }
   // Throughput and latency percentiles of the frames completed so far.
   void summarize(RunResult& result) const;
 
@@ -89,6 +95,7 @@ class Orchestrator {
   Clock::time_point stream_end_{};
   std::vector<Clock::time_point> completions_;  // in completion order
   std::uint64_t stream_cpu_ns_ = 0;
+  int interrupted_by_ = 0;
 };
 
 }  // namespace dpushard::cluster

@@ -88,7 +88,11 @@ void Connection::set_message_handler(MessageHandler on_message) {
 }
 
 void Connection::request_heartbeat_interval(std::chrono::milliseconds interval) {
+  const auto before = heartbeat_interval_;
   heartbeat_interval_ = std::clamp(interval, kMinHeartbeat, heartbeat_interval_);
+  // The tick armed at start() waits half the old interval: re-arm it at the new one, or the
+  // first heartbeat comes too late for a peer timeout shorter than that wait.
+  if (started_ && !closed_ && heartbeat_interval_ < before) schedule_tick();
 }
 
 void Connection::set_authenticated() {

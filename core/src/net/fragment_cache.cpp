@@ -98,7 +98,7 @@ bool FragmentCache::Upload::append(std::uint64_t offset, std::span<const std::in
   try {
     file_->write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   } catch (const Error& e) {
-    bad_fragment(std::string("fragment cache: ") + e.what() + " (disk full?)");
+    bad_fragment(std::string("fragment cache: ") + e.what());
   }
   hash_.update(bytes.data(), bytes.size());
   received_ += bytes.size();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <set>
 
 #include "cpu_time.hpp"
@@ -12,11 +13,38 @@
 #include "dpushard/sha256.hpp"
 #include "dpushard/xmodel.hpp"
 #include "handshake.hpp"
+#include "memory_headroom.hpp"
 
 namespace dpushard::net {
 
 Job::Job(WorkerContext& ctx, Load load, std::shared_ptr<Connection> orchestrator)
     : ctx_(ctx), load_(std::move(load)), orchestrator_(std::move(orchestrator)) {}
+
+namespace {
+
+// Loading a fragment holds its file's bytes, the parsed graph and the backend's prepared
+// copy of the weights at once: about three times the file. Under a memory limit too tight
+// for that, the fragment is refused naming both sizes, before an allocation fails or the
+// OOM killer ends the worker (docs/cluster.md, "Exhaustion").
+constexpr std::uint64_t kLoadBytesPerFileByte = 3;
+
+void refuse_fragments_that_cannot_fit(const FragmentAssignment& fragment,
+                                      const std::filesystem::path& file) {
+  std::error_code ec;
+  const std::uint64_t file_bytes = std::filesystem::file_size(file, ec);
+  if (ec) return;  // not cached: read_verified says so
+  const auto headroom = memory_headroom();
+  const std::uint64_t needed = file_bytes * kLoadBytesPerFileByte;
+  if (!headroom || needed <= headroom->left_bytes) return;
+  throw ProtocolError(ErrorCode::kBadFragment,
+                      "fragment '" + fragment.name + "' needs about " + megabytes(needed) +
+                          " to load (" + std::to_string(kLoadBytesPerFileByte) + " x its " +
+                          megabytes(file_bytes) + " file), the worker has " +
+                          megabytes(headroom->left_bytes) + " left under its memory limit (" +
+                          headroom->limit + " " + megabytes(headroom->limit_bytes) + ")");
+}
+
+}  // namespace
 
 void Job::start(std::function<void(ErrorCode, const std::string&)> done) {
   on_started_ = std::move(done);
@@ -35,6 +63,7 @@ void Job::start(std::function<void(ErrorCode, const std::string&)> done) {
     std::string error;
     try {
       for (const FragmentAssignment& fragment : self->load_.fragments) {
+        refuse_fragments_that_cannot_fit(fragment, self->ctx_.cache.path_of(fragment.sha));
         const std::string bytes = self->ctx_.cache.read_verified(fragment.sha);
         const std::string origin =
             "fragment '" + fragment.name + "' (" + to_hex(fragment.sha) + ")";
@@ -286,14 +315,19 @@ Stats Job::stats() const {
   return stats;
 }
 
-void Job::close() {
-  if (closed_) return;
+std::size_t Job::close() {
+  if (closed_) return 0;
   closed_ = true;
+  std::size_t dropped = 0;
   for (auto& [slot, runner] : runners_)
-    for (QTensor& tensor : runner->drain()) ctx_.buffers->give(std::move(tensor.data));
+    for (QTensor& tensor : runner->drain()) {
+      ctx_.buffers->give(std::move(tensor.data));
+      ++dropped;
+    }
   for (auto& [node, connection] : peers_) connection->close_after_flush("job finished");
   peers_.clear();
   on_started_ = nullptr;
+  return dropped;
 }
 
 }  // namespace dpushard::net

@@ -29,7 +29,8 @@ class Job : public std::enable_shared_from_this<Job> {
   void on_tensor(TensorMsg&& message);
   Stats stats() const;
   // Drops the queued frames and closes the peer connections; idempotent.
-  void close();
+  // Returns how many queued inputs it dropped (frames that will not complete here).
+  std::size_t close();
 
  private:
   void on_fragments_loaded(std::vector<std::unique_ptr<FragmentRunner>> runners, ErrorCode code,

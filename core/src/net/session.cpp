@@ -59,7 +59,7 @@ void Session::on_message(Message&& message) {
   if (const auto* query = std::get_if<HaveQuery>(&message)) return on_have(*query);
   if (auto* chunk = std::get_if<UploadChunk>(&message)) return on_upload(std::move(*chunk));
   if (auto* load = std::get_if<Load>(&message)) return on_load(std::move(*load));
-  if (const auto* unload = std::get_if<Unload>(&message)) return on_unload(unload->job);
+  if (const auto* unload = std::get_if<Unload>(&message)) return on_unload(unload->job, "UNLOAD");
   if (const auto* request = std::get_if<StatsRequest>(&message)) return on_stats(request->job);
   if (std::holds_alternative<Shutdown>(message)) {
     ctx_.log->info("event=shutdown_requested by=\"{}\"", peer_name_);
@@ -136,14 +136,16 @@ void Session::on_load(Load&& load) {
     self->ctx_.log->warn("event=load_failed job={:016x} code={} error=\"{}\"", id,
                          error_code_name(code), error);
     self->connection_->send(FrameError{id, kNoFrame, code, node, error});
-    self->on_unload(id);
+    self->on_unload(id, "load failed");
   });
 }
 
-void Session::on_unload(std::uint64_t id) {
+void Session::on_unload(std::uint64_t id, const char* cause) {
   auto it = ctx_.jobs.find(id);
   if (it == ctx_.jobs.end() || jobs_.count(id) == 0) return;  // already gone: nothing to do
-  it->second->close();
+  const std::size_t dropped = it->second->close();
+  ctx_.log->info("event=unloaded job={:016x} cause=\"{}\" queued_inputs_dropped={}", id, cause,
+                 dropped);
   ctx_.jobs.erase(it);
   jobs_.erase(id);
   // An idle worker holds no tensor buffers (the next job may want other sizes) and no
@@ -176,7 +178,7 @@ void Session::on_stats(std::uint64_t id) {
 }
 
 void Session::on_closed(const std::string& reason) {
-  for (std::uint64_t id : std::set<std::uint64_t>(jobs_)) on_unload(id);
+  for (std::uint64_t id : std::set<std::uint64_t>(jobs_)) on_unload(id, "connection closed");
   uploads_.clear();
   const auto sent = connection_->sent_error();
   if (sent && *sent != ErrorCode::kShuttingDown) {

@@ -31,7 +31,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_have(const HaveQuery& query);
   void on_upload(UploadChunk&& chunk);
   void on_load(Load&& load);
-  void on_unload(std::uint64_t job);
+  void on_unload(std::uint64_t job, const char* cause);
   void on_tensor(TensorMsg&& message);
   void on_stats(std::uint64_t job);
 

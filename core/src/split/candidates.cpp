@@ -242,4 +242,58 @@ std::size_t choose_candidate(const CandidateSet& set, const SplitOptions& option
   return chosen;
 }
 
+namespace {
+
+constexpr std::size_t kListEveryHybridUpTo = 12;
+
+// a at least as good as b on latency, throughput and bytes between nodes, and better on
+// one; of equal ones, the first listed (the fewest replicas) stands for the rest.
+bool beats(const PlanPrediction& a, std::size_t a_index, const PlanPrediction& b,
+           std::size_t b_index) {
+  if (a.latency_ms > b.latency_ms || a.throughput_fps < b.throughput_fps ||
+      a.wire_bytes_per_frame > b.wire_bytes_per_frame)
+    return false;
+  const bool equal = a.latency_ms == b.latency_ms && a.throughput_fps == b.throughput_fps &&
+                     a.wire_bytes_per_frame == b.wire_bytes_per_frame;
+  return !equal || a_index < b_index;
+}
+
+}  // namespace
+
+std::vector<PlanCandidate> listed_candidates(const CandidateSet& set, std::size_t chosen,
+                                             std::vector<PlanAdjustment>& adjustments) {
+  const auto& all = set.candidates;
+  const auto is_hybrid = [&](std::size_t i) { return all[i].strategy == "hybrid"; };
+  const auto possible = [&](std::size_t i) { return set.partitions[i] && all[i].note.empty(); };
+  std::size_t hybrids = 0, impossible = 0;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (is_hybrid(i)) {
+      ++hybrids;
+      if (!possible(i)) ++impossible;
+    }
+  if (hybrids <= kListEveryHybridUpTo) return all;
+  std::vector<PlanCandidate> listed;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    bool keep = !is_hybrid(i) || i == chosen;
+    if (!keep && possible(i)) {
+      keep = true;
+      for (std::size_t j = 0; j < all.size() && keep; ++j)
+        if (j != i && is_hybrid(j) && possible(j) &&
+            beats(all[j].predicted, j, all[i].predicted, i))
+          keep = false;
+    }
+    if (!keep) continue;
+    if (is_hybrid(i)) ++kept;
+    listed.push_back(all[i]);
+  }
+  adjustments.push_back(
+      {"candidates", "", "",
+       std::to_string(hybrids) + " hybrid candidates priced (" + std::to_string(impossible) +
+           " not possible); listed: the " + std::to_string(kept) +
+           " no other hybrid beats on latency, throughput and bytes between nodes, and the "
+           "chosen plan"});
+  return listed;
+}
+
 }  // namespace dpushard::split

@@ -37,6 +37,13 @@ struct CandidatePricing {
 CandidateSet gather_candidates(const StrategyInput& input, const CandidatePricing& pricing,
                                const std::vector<std::size_t>& cut_positions);
 
+// The candidates plan.yaml and `split` list: all of them while there are at most a dozen
+// hybrids; past that (hundreds of nodes), the other strategies, the chosen plan and the
+// hybrids no other hybrid beats on latency, throughput and bytes between nodes, with one
+// adjustment ("candidates") saying how many were priced and left out.
+std::vector<PlanCandidate> listed_candidates(const CandidateSet& set, std::size_t chosen,
+                                             std::vector<PlanAdjustment>& adjustments);
+
 // The candidate the split makes into its plan; appends the adjustments that explain the
 // choice (fallbacks, plans left out for the latency bound or for memory). Throws one line
 // when nothing is possible.

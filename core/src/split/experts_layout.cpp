@@ -67,12 +67,14 @@ std::optional<ExpertsLayout> experts_layout(const StrategyInput& in, std::string
 }
 
 Partition place_stem_and_tail(const StrategyInput& in, const ExpertsLayout& layout,
-                              const std::string& structure, const BranchParts& branches) {
+                              const std::string& structure, const BranchParts& branches,
+                              int branch_nodes) {
   std::optional<Partition> best;
   PlanPrediction best_prediction;
-  for (int s = 0; s < in.nodes; ++s) {
+  const int places = in.uniform_boards() ? std::min(in.nodes, branch_nodes + 2) : in.nodes;
+  for (int s = 0; s < places; ++s) {
     if (layout.stem.empty() && s > 0) break;
-    for (int t = 0; t < in.nodes; ++t) {
+    for (int t = 0; t < places; ++t) {
       if (layout.tail.empty() && t > 0) break;
       Partition p;
       p.strategy = "experts";

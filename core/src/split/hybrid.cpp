@@ -46,9 +46,14 @@ Partition plan_hybrid(const Partition& inner, int replicas, int nodes_per_replic
 
 std::vector<HybridOption> plan_hybrids(const StrategyInput& in, int replicas) {
   std::vector<HybridOption> out;
+  const bool uniform = in.uniform_boards();
   for (int r = 1; r <= in.nodes / 2; ++r) {
     const int k = in.nodes / r;  // nodes left over (in.nodes - r * k) stay idle
     if (replicas != 0 && r != replicas) continue;
+    // R and R+1 replicas of k nodes on uniform boards run one inner plan: the same latency,
+    // more frames per second and fewer idle nodes with R+1, so R is never worth planning
+    // (on 1,000 nodes this leaves 62 of 500 replica counts; docs/splitting.md).
+    if (replicas == 0 && uniform && r > 1 && in.nodes / (r + 1) == k) continue;
     StrategyInput replica = in;
     replica.nodes = k;
     replica.models = in.models.first(k);  // the inner plan is made for replica 0's boards

@@ -261,7 +261,7 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
     }
   }
   plan.predicted = est.predicted;
-  plan.candidates = candidates;
+  plan.candidates = split::listed_candidates(set, chosen, adjustments);
   plan.edges = extraction.edges;
   plan.adjustments = adjustments;
   for (std::size_t f = 0; f < partition.fragments.size(); ++f) {

@@ -24,6 +24,12 @@ struct StrategyInput {
   // Fragments node `node` runs at once (its DPU cores).
   int cores_of(int node) const { return models.empty() ? 1 : models.cores_of(node, cost); }
   double speed_of(int node) const { return models.speed_of(node); }
+  // Every node the same board at the same speed: nodes are interchangeable.
+  bool uniform_boards() const {
+    for (int n = 1; n < static_cast<int>(models.cost.size()); ++n)
+      if (&models.at(n, cost) != &models.at(0, cost) || speed_of(n) != speed_of(0)) return false;
+    return true;
+  }
 };
 
 // Node slots for strategies that give each fragment one node: node n appears once per DPU

@@ -71,7 +71,9 @@ std::optional<Partition> plan_experts(const StrategyInput& in, std::string& why_
     }
     return parts;
   };
-  Partition best = place_stem_and_tail(in, *layout, describe(graph, fj), spread);
+  // Each branch fragment has one node, so they occupy at most one node per branch.
+  Partition best = place_stem_and_tail(in, *layout, describe(graph, fj), spread,
+                                       static_cast<int>(fj.branches.size()));
   if (fj.branches.size() < ns)
     best.adjustments.push_back(
         {"idle_nodes", "", "",

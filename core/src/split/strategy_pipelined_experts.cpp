@@ -100,8 +100,9 @@ std::optional<Partition> plan_pipelined_experts(const StrategyInput& in, std::st
   std::vector<FragmentPart> parts;
   for (auto& branch : of_branch)
     for (auto& part : branch) parts.push_back(std::move(part));
-  Partition best = place_stem_and_tail(in, *layout, describe(graph, fj) + "; " + pipelined,
-                                       [&](int, int) { return parts; });
+  Partition best = place_stem_and_tail(
+      in, *layout, describe(graph, fj) + "; " + pipelined, [&](int, int) { return parts; },
+      next == 0 ? 0 : slots[next - 1] + 1);
   best.strategy = "pipelined-experts";
   if (next < slots.size())
     best.adjustments.push_back({"idle_nodes", "", "",

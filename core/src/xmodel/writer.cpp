@@ -88,6 +88,9 @@ void write_xmodel(const Graph& graph, const std::filesystem::path& path) {
   try {
     write_graph(graph, stream);
   } catch (const Error& e) {
+    // The stream's own error (a full disk) says why; "write failed" alone does not.
+    if (stream.GetErrno() != 0)
+      throw Error(path.string() + ": cannot write: " + std::strerror(stream.GetErrno()));
     throw Error(path.string() + ": " + e.what());
   }
   if (!stream.Flush())
