@@ -72,7 +72,7 @@ cat >"$b/bin/xdputil" <<XDPUTIL
 cat <<JSON
 {
   "DPU IP Spec": {"DPU Core Count": 1, "IP version": "v4.1.0"},
-  "VAI Version": {"libvart-runner.so": "Xilinx vart-runner Version: 3.0.0"},
+  "VAI Version": {"libvart-runner.so": "Xilinx vart-runner Version: 3.5.0-7a0d5a69"},
   "kernels": [{"DPU Arch": "DPUCZDX8G_ISA1_B4096", "DPU Frequency (MHz)": 300,
                "cu_idx": 0, "fingerprint": "0x101000016010407", "name": "DPU Core 0"}]
 }
@@ -83,13 +83,31 @@ chmod +x "$b/bin/xmutil" "$b/bin/xdputil"
 : >"$b/cmake/vart/vart-config.cmake"
 for p in 0 1; do mkdir -p "$b/cpufreq/policy$p"; echo schedutil >"$b/cpufreq/policy$p/scaling_governor"; done
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$b/token"
+# dfx-mgr's configuration, as the Kria image has it (default_accel names the default-app file).
+printf '{\n  "default_accel": "%s",\n  "firmware_location": ["/lib/firmware/xilinx"]\n}\n' \
+  "$b/default_firmware" >"$b/daemon.conf"
+# The DPU's device groups: this machine's user (root here) joins none it lacks in the real
+# runs (its own primary group); the --check run asks for one it lacks and must change nothing.
+me=$(id -un) my_group=$(id -gn)
+other_group=$(getent group video >/dev/null && echo video || echo "$(getent group | cut -d: -f1 | grep -vx "$my_group" | head -1)")
 board=(-e "kria_xmutil=$b/bin/xmutil" -e "kria_xdputil=$b/bin/xdputil"
   -e "kria_device_tree_model=$b/model" -e "kria_become=false" -e '{"kria_packages": []}'
   -e "{\"kria_vart_library_dirs\": [\"$b/lib\"], \"kria_vart_cmake_dirs\": [\"$b/cmake/vart\"]}"
   -e "kria_cpufreq_dir=$b/cpufreq" -e "dpushard_work_dir=$b/work" -e "dpushard_token_file=$b/token"
+  -e '{"kria_apt_repositories": []}' -e "kria_dfx_daemon_conf=$b/daemon.conf"
+  -e "kria_worker_user=$me" -e "{\"kria_worker_groups\": [\"$my_group\"]}"
   -e kria_require_board=true --skip-tags kria_systemd)
-play board-check --check "${board[@]}" || { cat "$scratch/board-check.log" >&2; fail "stand-in board, --check"; }
+groups_before=$(id -Gn "$me")
+play board-check --check "${board[@]}" -e kria_worker_service_enabled=true \
+  -e "{\"kria_worker_groups\": [\"$my_group\", \"$other_group\"]}" ||
+  { cat "$scratch/board-check.log" >&2; fail "stand-in board, --check"; }
 [[ $(cat "$b/active") == k26-starter-kits ]] || fail "--check loaded the app"
+[[ ! -e $b/default_firmware ]] || fail "--check wrote dfx-mgr's default app"
+[[ $(id -Gn "$me") == "$groups_before" ]] || fail "--check changed $me's groups"
+grep -A3 "Give the worker's user the DPU's device groups" "$scratch/board-check.log" | grep -q '^changed:' ||
+  { cat "$scratch/board-check.log" >&2; fail "--check did not report adding $me to $other_group"; }
+grep -q 'not enabled: xdputil query has not answered on this run' "$scratch/board-check.log" ||
+  fail "--check: the worker unit's enabling was not held back until xdputil answers"
 grep -qx schedutil "$b/cpufreq/policy0/scaling_governor" || fail "--check set the governor"
 grep -q 'DPUCZDX8G_ISA1_B4096, fingerprint 0x101000016010407, 300 MHz' "$scratch/board-check.log" &&
   fail "--check read the DPU of an app it did not load"
@@ -98,6 +116,7 @@ play board-1 "${board[@]}" || { cat "$scratch/board-1.log" >&2; fail "stand-in b
 [[ $(cat "$b/active") == kv260-benchmark-b4096 ]] || fail "the app was not loaded"
 for p in 0 1; do grep -qx performance "$b/cpufreq/policy$p/scaling_governor" || fail "policy$p governor"; done
 [[ $(stat -c %a "$b/work/service/token") == 600 ]] || fail "the token is not mode 0600"
+[[ $(cat "$b/default_firmware") == kv260-benchmark-b4096 ]] || fail "dfx-mgr's default app is not the DPU's"
 cmp -s "$b/token" "$b/work/service/token" || fail "the token was not copied"
 grep -q 'DPUCZDX8G_ISA1_B4096, fingerprint 0x101000016010407, 300 MHz' "$scratch/board-1.log" ||
   { cat "$scratch/board-1.log" >&2; fail "the DPU's facts were not read"; }
@@ -110,6 +129,17 @@ grep -Eq 'changed=0 ' <(recap board-2) || { cat "$scratch/board-2.log" >&2; fail
 grep -q "not started yet: $b/no-dpushard is not built" "$scratch/board-2.log" ||
   fail "the worker unit's missing binary was not reported"
 echo "kria_role: stand-in board, second run: $(recap board-2)"
+
+# A runtime of another version than kria_vitis_ai_version stops the role, naming both.
+if play version "${board[@]}" -e kria_vitis_ai_version=3.0; then fail "a 3.5 runtime passed kria_vitis_ai_version=3.0"; fi
+grep -q 'version "3.5.0-7a0d5a69", not' "$scratch/version.log" ||
+  { cat "$scratch/version.log" >&2; fail "no clear line for the wrong runtime version"; }
+echo "kria_role: a runtime of the wrong version is named"
+# dfx-mgr's configuration without default_accel: the role stops saying what to add.
+echo '{"firmware_location": ["/lib/firmware/xilinx"]}' >"$b/daemon-nodefault.conf"
+if play nodefault "${board[@]}" -e "kria_dfx_daemon_conf=$b/daemon-nodefault.conf"; then fail "passed without default_accel"; fi
+grep -q 'has no "default_accel"' "$scratch/nodefault.log" || { cat "$scratch/nodefault.log" >&2; fail "no clear line without default_accel"; }
+echo "kria_role: dfx-mgr without a default app is named"
 
 # 4. The collect playbook writes the board's facts into env.json (hosts.<host>.board), and
 #    leaves them out where kria_collect_board_facts is off (the local inventories).
@@ -149,5 +179,7 @@ exec_start=$(grep '^ExecStart=' "$scratch/worker.service") || fail "the unit has
 for opt in $(grep -o -- ' --[a-z-]*' <<<"$exec_start"); do
   grep -q "\"$opt[\",]" tools/cmd_worker.cpp || fail "dpushard worker has no option $opt"
 done
+grep -qx 'ExecStartPre=/usr/bin/xdputil query' "$scratch/worker.service" || fail "the unit does not wait for xdputil query"
+grep -qx 'SupplementaryGroups=render video' "$scratch/worker.service" || fail "the unit lacks the DPU's device groups"
 echo "kria_role: unit: ${exec_start#ExecStart=}"
 echo "kria_role: OK"
