@@ -33,6 +33,9 @@ test_packages=(
   # Ansible.SlurmSweep: the single-host SLURM cluster of inventories/slurm-local, with
   # accounting (sacct) through slurmdbd and MariaDB.
   slurm-wlm munge slurmdbd mariadb-server
+  # NetFaults.*: workers in network namespaces joined by veth pairs (ip), loss and
+  # partitions with nftables, 100 Mbit/s links with tc tbf (tests/faults/net_faults.py).
+  iproute2 nftables
 )
 
 # The aarch64 cross build for the KV260 (scripts/cross-aarch64.sh, docs/aarch64.md): Debian's
