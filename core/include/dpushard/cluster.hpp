@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "dpushard/ethernet_link.hpp"
 #include "dpushard/plan_format.hpp"
 #include "dpushard/protocol.hpp"
 
@@ -32,8 +33,10 @@ enum class LinkEmulation { Auto, Paced, Off };
 struct ClusterConfig {
   std::filesystem::path source;
   std::vector<NodeConfig> nodes;
-  double link_gbps = 1.0;
-  double link_latency_us = 0;  // one way, added to every send when paced
+  double link_gbps = ethernet::kLineRateGbps;
+  // One way, added to every send when paced; by default the latency the planner prices a
+  // transfer with (dpushard/ethernet_link.hpp), so emulation and plan agree.
+  double link_latency_us = ethernet::kOneWayLatencyMs * 1000;
   LinkEmulation link_emulation = LinkEmulation::Auto;
   std::filesystem::path token_file;  // resolved against the file's folder; empty: none
   std::string token;                 // its content

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dpushard/ethernet_link.hpp"
 #include "dpushard/graph.hpp"
 #include "dpushard/oracle.hpp"
 #include "dpushard/plan_format.hpp"
@@ -80,12 +81,13 @@ struct RooflineParams {
   int dpu_channel_parallel = 16;   // input and output channels round up to this
   double ddr_gbytes_per_s = 19.2;  // 64-bit DDR4-2400
   double ddr_efficiency = 0.5;
-  double cpu_gmacs = 5.85;                   // conv on the A53: about 60x slower than the DPU
-  double cpu_ns_per_element = 10.0;          // float ops (softmax, layernorm, gelu, ...) on the A53
-  double fragment_overhead_ms = 0.1;         // one DPU job: submit, run, wait
-  double link_gbps = 1.0;                    // Ethernet line rate
-  double link_efficiency = 1460.0 / 1538.0;  // TCP payload per byte on the wire
-  double link_latency_ms = 0.1;              // per transfer
+  double cpu_gmacs = 5.85;            // conv on the A53: about 60x slower than the DPU
+  double cpu_ns_per_element = 10.0;   // float ops (softmax, layernorm, gelu, ...) on the A53
+  double fragment_overhead_ms = 0.1;  // one DPU job: submit, run, wait
+  // The link: dpushard/ethernet_link.hpp, the constants the emulated link paces with too.
+  double link_gbps = ethernet::kLineRateGbps;             // Ethernet line rate
+  double link_efficiency = ethernet::kPayloadEfficiency;  // TCP payload per wire byte
+  double link_latency_ms = ethernet::kOneWayLatencyMs;    // per transfer
 };
 std::unique_ptr<CostModel> make_roofline_cost_model(const RooflineParams& params = {});
 
@@ -94,9 +96,10 @@ std::unique_ptr<CostModel> make_roofline_cost_model(const RooflineParams& params
 // launches, the boundary penalty of fix-less outputs); single ops cost time_op() for the
 // strategies' search; transfers cost latency plus the bytes at the link's goodput.
 struct TimingCostParams {
-  double link_gbps = 1.0;                    // Ethernet line rate
-  double link_efficiency = 1460.0 / 1538.0;  // TCP payload per byte on the wire
-  double link_latency_ms = 0.1;              // per transfer
+  // The link: dpushard/ethernet_link.hpp, the constants the emulated link paces with too.
+  double link_gbps = ethernet::kLineRateGbps;             // Ethernet line rate
+  double link_efficiency = ethernet::kPayloadEfficiency;  // TCP payload per wire byte
+  double link_latency_ms = ethernet::kOneWayLatencyMs;    // per transfer
 };
 std::unique_ptr<CostModel> make_timing_cost_model(const Target& target,
                                                   const TimingCostParams& params = {});
