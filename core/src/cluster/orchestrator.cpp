@@ -308,6 +308,7 @@ void Orchestrator::send_frame(std::uint64_t frame, const JobLayout& layout,
 }
 
 void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& result) {
+  frame_cycle_ = frame_cycle(plan);
   const std::size_t outputs = plan.model_outputs.size();
   const auto frames = static_cast<std::uint64_t>(options_.frames);
   // A few distinct input sets, cycled (frame f uses seed + f % 4); set 0 is exactly what
@@ -385,8 +386,8 @@ void Orchestrator::summarize(RunResult& result) const {
   result.wall_s = std::chrono::duration<double>(stream_end_ - stream_start_).count();
   result.throughput_fps =
       result.wall_s > 0 ? static_cast<double>(latencies_ms_.size()) / result.wall_s : 0;
-  // Steady state: the window's fill (its first `inflight` completions) left out.
-  const double steady = steady_rate(completions_, options_.inflight);
+  // Steady state: the window's fill left out, whole cycles of the plan's frame order.
+  const double steady = steady_rate(completions_, options_.inflight, frame_cycle_);
   result.steady_fps = steady > 0 ? steady : result.throughput_fps;
   std::vector<double> sorted = latencies_ms_;
   std::sort(sorted.begin(), sorted.end());

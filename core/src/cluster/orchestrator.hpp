@@ -88,6 +88,7 @@ class Orchestrator {
   Clock::time_point stream_start_{};
   Clock::time_point stream_end_{};
   std::vector<Clock::time_point> completions_;  // in completion order
+  int frame_cycle_ = 1;                         // frames per cycle of the plan's frame order
   std::uint64_t stream_cpu_ns_ = 0;
 };
 

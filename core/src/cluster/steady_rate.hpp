@@ -4,15 +4,26 @@
 #include <chrono>
 #include <vector>
 
+#include "dpushard/plan_format.hpp"
+
 namespace dpushard::cluster {
 
-// Frames per second with the window full: the completions after the first `inflight` (the
-// fill: frames launched together at the start, which finish together on different nodes),
-// over the time since the inflight-th completion. Counting from the first completion
-// instead charged the other nodes' first frames to no time, which made a 3-node replicate
-// run of 27 frames look 8 % faster than 3 nodes can be. With fewer than 2 * inflight
-// completions the fill is the first half of them; with fewer than 2, 0.
-double steady_rate(const std::vector<std::chrono::steady_clock::time_point>& completions,
-                   int inflight);
+// Frames in one cycle of the plan's frame order: the nodes take frames in turn, so its
+// completions repeat with this period. replicate: sum(frame_share), or its copies; hybrid:
+// its replicas (every fragment has one node per replica); 1 for experts and pipeline.
+int frame_cycle(const Plan& plan);
+
+// Frames per second with the window full, from whole cycles of the frame order: the
+// completions after the fill (the first `inflight` frames, launched together at the start,
+// which finish together on different nodes) rounded up to a whole cycle, to the end of the
+// last whole cycle, over the time between those two completions. Counting from the first
+// completion charged the other nodes' first frames to no time (a 3-node replicate run of 27
+// frames read 8 % faster than 3 nodes can be); starting right after the inflight-th
+// completion, with replicas finishing in batches, started mid-batch and counted the rest of
+// that batch as free (4 replicas, 6 in flight, 16 frames: 1.25x what they can do). With too
+// few completions for the fill and one whole cycle, the cycle is 1 and the fill at most the
+// first half of them; with fewer than 2, 0. `completions` need not be sorted.
+double steady_rate(std::vector<std::chrono::steady_clock::time_point> completions, int inflight,
+                   int cycle = 1);
 
 }  // namespace dpushard::cluster
