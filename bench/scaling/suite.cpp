@@ -13,6 +13,7 @@
 
 #include "dpushard/cluster.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/ethernet_link.hpp"
 #include "scaling/model_store.hpp"
 #include "scaling/options.hpp"
 #include "scaling/progress.hpp"
@@ -41,6 +42,7 @@ struct Config {
   std::string label;         // "10M on 2 nodes, experts"
   bool warmed = false;       // the warm-up ran (once, before the first repetition)
   int inflight = 4;          // frames in flight (--inflight, or --inflight-per-node x nodes)
+  int cycle = 1;             // frames per cycle of the plan's frame order (frame_cycle)
 };
 
 struct Suite {
@@ -50,6 +52,7 @@ struct Suite {
   std::vector<std::unique_ptr<Config>> configs;
   std::map<std::string, std::pair<double, int>> baseline_fps;  // size -> (sum, count)
   bool link_paced = false;  // what the cluster file asks for the nodes it names
+  bool modeled = false;     // every node runs the sim backend
   struct AutoChoice {
     std::string size;
     int nodes = 0;
@@ -109,6 +112,82 @@ double busiest_node_share(const Plan& plan) {
   double busiest = 0;
   for (const auto& [node, ms] : per_node) busiest = std::max(busiest, ms);
   return busiest / total;
+}
+
+// The most frames per second a plan can run, each a hard upper bound (0: not known); a
+// measured rate above one is an artifact of the measurement (the report flags it).
+struct RateBounds {
+  double node_fps = 0;  // a fragment runs its frames one after the other on each of its nodes
+  double link_fps = 0;  // the busiest node's port, each direction, at the link's goodput
+  double port_fps = 0;  // the head node's port: inputs out, outputs in
+};
+
+// `modeled`: the nodes take the timing model's time per fragment (sim), which is what the
+// plan's compute_ms is when the plan was priced by a timing model. `goodput_bytes_per_s`:
+// the paced link's payload rate (0: not paced, no link bounds). Bytes between fragments on
+// one node cross no port; the bytes counted are payload only (headers left out), so each
+// bound is at least the true one.
+RateBounds rate_bounds(const Plan& plan, bool modeled, double goodput_bytes_per_s) {
+  RateBounds b;
+  if (modeled && plan.cost_model.rfind("timing:", 0) == 0) {
+    for (const auto& f : plan.fragments) {
+      if (!(f.cost.compute_ms > 0) || f.nodes.empty()) continue;
+      double copies = static_cast<double>(f.nodes.size());
+      if (!plan.frame_share.empty()) {
+        const int most = *std::max_element(plan.frame_share.begin(), plan.frame_share.end());
+        int sum = 0;
+        for (int share : plan.frame_share) sum += share;
+        if (most > 0) copies = static_cast<double>(sum) / most;
+      }
+      const double fps = copies * 1000.0 / f.cost.compute_ms;
+      b.node_fps = b.node_fps > 0 ? std::min(b.node_fps, fps) : fps;
+    }
+  }
+  if (goodput_bytes_per_s > 0) {
+    std::map<int, double> tx, rx;  // per node slot, bytes per frame
+    double head_tx = 0, head_rx = 0;
+    auto nodes_of = [&](const std::string& name) -> const std::vector<int>* {
+      for (const auto& f : plan.fragments)
+        if (f.name == name) return &f.nodes;
+      return nullptr;
+    };
+    for (const auto& e : plan.edges) {
+      const auto bytes = static_cast<double>(e.bytes);
+      const std::vector<int>* from = e.from == "model" ? nullptr : nodes_of(e.from);
+      const std::vector<int>* to = e.to == "model" ? nullptr : nodes_of(e.to);
+      if (e.from == "model") head_tx += bytes;
+      if (e.to == "model") head_rx += bytes;
+      // Replica r of the producer sends to replica r of the consumer (or the head node).
+      const std::size_t copies = std::max(from ? from->size() : 1, to ? to->size() : 1);
+      for (std::size_t r = 0; r < copies; ++r) {
+        const int a = from ? (*from)[std::min(r, from->size() - 1)] : -1;
+        const int z = to ? (*to)[std::min(r, to->size() - 1)] : -1;
+        if (a == z) continue;  // one node: no port crossed
+        const double share = bytes / static_cast<double>(copies);
+        if (a >= 0) tx[a] += share;
+        if (z >= 0) rx[z] += share;
+      }
+    }
+    double busiest = 0;
+    for (const auto& [node, bytes] : tx) busiest = std::max(busiest, bytes);
+    for (const auto& [node, bytes] : rx) busiest = std::max(busiest, bytes);
+    if (busiest > 0) b.link_fps = goodput_bytes_per_s / busiest;
+    const double head = std::max(head_tx, head_rx);
+    if (head > 0) b.port_fps = goodput_bytes_per_s / head;
+  }
+  return b;
+}
+
+// Frames for one timed run: the fill (the frames in flight, rounded up to whole cycles of
+// the frame order), then whole cycles lasting --min-seconds at `fps` (at least --frames and
+// two cycles), so the rate is counted over whole cycles of a span long enough to repeat.
+std::int64_t frames_for(const SweepOptions& o, const Config& c, double fps) {
+  const std::int64_t cycle = std::max(c.cycle, 1);
+  const std::int64_t fill = (std::max(c.inflight, 1) + cycle - 1) / cycle * cycle;
+  const double want = std::max(static_cast<double>(o.frames), o.min_seconds * fps);
+  const auto cycles = std::max<std::int64_t>(
+      2, static_cast<std::int64_t>(std::ceil(want / static_cast<double>(cycle))));
+  return fill + cycles * cycle;
 }
 
 // What the plan is, as the planner's candidates name it.
@@ -201,9 +280,8 @@ void prepare(Suite& s) {
           fill_cost(*c);
           const double fps =
               c->plan.predicted.throughput_fps > 0 ? c->plan.predicted.throughput_fps : 10.0;
-          c->frames = std::max(o.frames, static_cast<std::int64_t>(std::ceil(o.min_seconds * fps)));
-          if (o.inflight_per_node > 0)
-            c->frames = std::max(c->frames, static_cast<std::int64_t>(2 * c->inflight));
+          c->cycle = cluster::frame_cycle(c->plan);
+          c->frames = frames_for(o, *c, fps);
           const double frames = static_cast<double>(c->frames * o.iterations + o.warmup_frames);
           const double loads = o.warmup_frames > 0 ? 2.0 : 1.0;
           c->weight = loads * (0.3 + c->params / 1e8) * o.iterations + frames / fps;
@@ -286,7 +364,16 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
   int runs = 0;
   std::int64_t frames = 0;
   for (auto _ : state) {
-    const cluster::RunResult r = run_once(s, c, c.frames);
+    cluster::RunResult r = run_once(s, c, c.frames);
+    // Time-based: a plan much faster than predicted streams again, for --min-seconds at the
+    // rate it measured (then every later repetition streams that many too).
+    if (r.complete && r.steady_fps > 0) {
+      const std::int64_t need = frames_for(s.options, c, r.steady_fps);
+      if (need > c.frames + c.frames / 4) {
+        c.frames = need;
+        r = run_once(s, c, c.frames);
+      }
+    }
     if (!r.complete) {
       skip(run_error(r));
       return;
@@ -346,6 +433,12 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
   state.counters["orchestrator_cpu_ms"] = orchestrator_cpu_ms / n;
   state.counters["node_tx_bytes"] = node_tx_bytes / n;
   state.counters["link_paced"] = paced / n;
+  const double goodput =
+      paced > 0 ? s.cluster.link_gbps * 1e9 / 8 * ethernet::kPayloadEfficiency : 0.0;
+  const RateBounds bounds = rate_bounds(c.plan, s.modeled, goodput);
+  state.counters["bound_node_fps"] = bounds.node_fps;
+  state.counters["bound_link_fps"] = bounds.link_fps;
+  state.counters["bound_port_fps"] = bounds.port_fps;
   std::string result = fixed(fps, 1) + " fps, p50 " + fixed(p50 / n, 1) + " ms";
   if (const auto it = s.baseline_fps.find(c.size); it != s.baseline_fps.end()) {
     const double base = it->second.first / it->second.second;
@@ -462,6 +555,8 @@ int run_scaling_suite(const std::string& family, int argc, char** argv) {
     for (const auto& node : s.cluster.nodes)
       backends.push_back(node.backend.empty() ? "any" : node.backend);
     s.link_paced = cluster::link_is_paced(s.cluster, backends);
+    s.modeled = std::all_of(backends.begin(), backends.end(),
+                            [](const std::string& b) { return b == "sim"; });
     s.progress = std::make_unique<Progress>(family, o.progress_file);
     prepare(s);
     double weight = 0;

@@ -203,6 +203,67 @@ TEST(ReportAnalysis, AFitOffByMoreThanTenPercentNamesTheMeasuredComponent) {
   EXPECT_NE(link.find("the link is unshaped"), std::string::npos) << link;
 }
 
+TEST(ReportAnalysis, ARateAboveWhatThePlanAllowsIsAMeasurementErrorKeptOutOfBreakEvens) {
+  // ConvViT 20M on 4 nodes, replicate, as the old rate read it: 95.1 fps where each copy
+  // takes 44.9 ms a frame (4 copies: 89.1 fps at most): 4.27x one node, 107 %.
+  auto configs = testing::cnn_configs();
+  for (auto& c : configs)
+    if (c.nodes == 3 && c.strategy == "replicate" && c.size == "10M") c.fps = 20 * 3.2;
+  json doc = testing::benchmark_json("cnn", configs, "sim");
+  for (auto& b : doc["benchmarks"])
+    if (b["run_name"].get<std::string>().find("params:10M/nodes:3/strategy:replicate") !=
+        std::string::npos)
+      b["bound_node_fps"] = 60.0;  // 3 copies of a 50 ms fragment
+  const auto a = report::analyze(parse(doc));
+  const auto& fa = a.families[0];
+  const report::Row* r = fa.find("10M", 3, "replicate");
+  ASSERT_NE(r, nullptr);
+  EXPECT_NE(r->measurement_error.find("64.0 fps measured, 7 % above the 60.0 fps its busiest "
+                                      "node allows"),
+            std::string::npos)
+      << r->measurement_error;
+  // Kept out of the break-even: replicate on 3 nodes now breaks even from what 2M and 5M
+  // show, with the largest size it can trust being 5M.
+  const BreakEven& be = find(fa.throughput_break_even, 3, "replicate");
+  EXPECT_EQ(be.kind, BreakEven::Kind::Always);
+  EXPECT_NEAR(be.at, 2.7, 1e-9);
+  // Within 2 % of the bound is a measurement (59.5 fps, 1.7 % above a 58.5 fps bound).
+  report::Row near = *r;
+  near.m.bound_node_fps = 58.5;
+  near.m.fps = 59.5;
+  near.speedup = 59.5 / 20;
+  near.efficiency = near.speedup / 3;
+  near.measurement_error.clear();
+  EXPECT_EQ(report::measurement_error(near), "");
+
+  // Above 100 % efficiency without a bound named: flagged all the same.
+  report::Row over = near;
+  over.m.bound_node_fps = 0;
+  over.m.fps = 62;
+  over.speedup = 3.1;
+  over.efficiency = 3.1 / 3;
+  EXPECT_NE(report::measurement_error(over).find("103 % parallel efficiency: 3 nodes cannot do "
+                                                 "more than 3 times one node's work"),
+            std::string::npos)
+      << report::measurement_error(over);
+  // The head node's port: 152 kB of input per frame at 118.7 MB/s allow 781 fps.
+  report::Row port = near;
+  port.m.bound_node_fps = 0;
+  port.m.bound_port_fps = 781;
+  port.m.fps = 830;
+  port.efficiency = 0.5;
+  EXPECT_NE(report::measurement_error(port).find("the head node's port allows"), std::string::npos);
+
+  // The report shows it as an error with its cause.
+  report::MarkdownOptions md;
+  md.figures = false;
+  md.figures_note = "test";
+  const std::string text = report::render_markdown(parse(doc), a, md);
+  EXPECT_NE(text.find("measurement error ⚠"), std::string::npos);
+  EXPECT_NE(text.find("**Measurement errors**"), std::string::npos);
+  EXPECT_NE(text.find("10M on 3 nodes, replicate: 64.0 fps measured"), std::string::npos);
+}
+
 TEST(ReportAnalysis, TheLinkLabelSaysWhetherItWasEmulated) {
   EXPECT_EQ(report::link_label("paced", "1.000", "0", true), "emulated 1 Gbit/s (paced)");
   EXPECT_EQ(report::link_label("paced", "0.100", "200", true),

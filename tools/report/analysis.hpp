@@ -27,7 +27,20 @@ struct Row {
   double vs_replicate = 0;
   double fit = 0;     // measured fps / predicted fps (0: no prediction)
   std::string cause;  // for a fit off by more than kFitTolerance: the measured reason
+  // Not empty: the measurement cannot be true (above what the plan's busiest node, links
+  // or the head node's port allow, or above 100 % parallel efficiency), and why. Such a
+  // row is shown as a measurement error and kept out of the break-evens.
+  std::string measurement_error;
 };
+
+// A rate more than this above a hard bound (measurement_error) is an error.
+inline constexpr double kBoundTolerance = 0.02;
+// Parallel efficiency above 1 by more than this is an error (the repetitions of one
+// configuration spread by about this much).
+inline constexpr double kEfficiencyTolerance = 0.005;
+
+// Why `row` cannot be a true measurement (measurement_error), or "" when it can.
+std::string measurement_error(const Row& row);
 
 // Predicted and measured fps agree when their ratio is within this of 1.
 inline constexpr double kFitTolerance = 0.10;

@@ -290,6 +290,8 @@ void speedup_matrix(std::ostringstream& md, const FamilyAnalysis& fa) {
         md << " not possible |";
       else if (!r || r->m.failed || !r->has_baseline)
         md << " — |";
+      else if (!r->measurement_error.empty())
+        md << " ~~" << fixed(r->speedup, 2) << "×~~ measurement error ⚠ |";
       else
         md << " " << fixed(r->speedup, 2) << "× (" << fixed(100 * r->efficiency, 0) << " %)"
            << (r->m.planner_choice ? " ★" : "") << " |";
@@ -433,6 +435,24 @@ void fit_section(std::ostringstream& md, const FamilyAnalysis& fa) {
   md << "\n";
 }
 
+// Configurations whose measured rate cannot be true, each with its cause; they are left out
+// of the break-evens.
+void measurement_errors(std::ostringstream& md, const FamilyAnalysis& fa) {
+  std::vector<const Row*> errors;
+  for (const auto& r : fa.rows)
+    if (!r.measurement_error.empty()) errors.push_back(&r);
+  if (errors.empty()) return;
+  md << "**Measurement errors** (⚠ above; kept out of the break-evens): a rate more than "
+     << fixed(100 * kBoundTolerance, 0)
+     << " % above what the plan's busiest node, its links or the head node's port allow, or "
+        "above 100 % parallel efficiency, is not a measurement of the plan.\n\n";
+  for (const Row* r : errors)
+    md << "- " << r->m.size << " on " << r->m.nodes << " node" << (r->m.nodes == 1 ? "" : "s")
+       << (r->m.nodes == 1 ? "" : ", " + strategy_text(r->m)) << ": " << r->measurement_error
+       << "\n";
+  md << "\n";
+}
+
 void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnalysis& fa,
                     const MarkdownOptions& o) {
   md << "## " << fa.family << "\n\n### Speedup and parallel efficiency\n\n";
@@ -443,6 +463,7 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
     figure(md, a, fa, "efficiency", "Parallel efficiency (speedup / nodes) against model size.");
   }
   speedup_matrix(md, fa);
+  measurement_errors(md, fa);
   strategies_section(md, a, fa);
   md << "### Latency\n\n";
   if (o.figures) figure(md, a, fa, "latency", "Latency per frame, p50 (solid) and p99 (dashed).");

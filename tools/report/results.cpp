@@ -119,6 +119,9 @@ Measurement combine(const std::vector<const json*>& entries, const std::string& 
   m.orchestrator_cpu_ms = average("orchestrator_cpu_ms", false);
   m.node_tx_bytes = average("node_tx_bytes", false);
   m.link_paced = use.front()->contains("link_paced") ? average("link_paced", false) : -1;
+  m.bound_node_fps = average("bound_node_fps", false);
+  m.bound_link_fps = average("bound_link_fps", false);
+  m.bound_port_fps = average("bound_port_fps", false);
   m.repetitions = from_mean
                       ? static_cast<int>(number_field(*use.front(), "repetitions", 1, where, false))
                       : static_cast<int>(use.size());

@@ -54,7 +54,13 @@ struct Measurement {
   double orchestrator_cpu_ms = 0;
   double node_tx_bytes = 0;
   double link_paced = -1;  // share of runs with the link paced; -1: not recorded
-  bool failed = false;     // the suite reported an error for this configuration
+  // The most frames per second the plan can run (0: not known), each a hard upper bound:
+  // its slowest fragment's modeled time on each of its nodes (sim only), the busiest node's
+  // port and the head node's port at the link's goodput (paced links only).
+  double bound_node_fps = 0;
+  double bound_link_fps = 0;
+  double bound_port_fps = 0;
+  bool failed = false;  // the suite reported an error for this configuration
   // The strategy does not exist on this many nodes (the planner would have fallen back to
   // another; hybrid needs 4): failed too, but not a fault. `error` says why.
   bool not_possible = false;

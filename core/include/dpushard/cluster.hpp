@@ -119,6 +119,12 @@ struct RunResult {
   std::vector<NodeResult> nodes;
 };
 
+// Frames in one cycle of the plan's frame order: the nodes take frames in turn, so its
+// completions repeat with this period and a rate is measured over whole cycles.
+// replicate: sum(frame_share), or its copies; hybrid: its replicas (every fragment has one
+// node per replica); 1 for experts and pipeline.
+int frame_cycle(const Plan& plan);
+
 // Runs `plan` (from folder `plan_dir`) on `cluster`. Problems with the plan or the cluster
 // file throw dpushard::Error; anything that goes wrong once connecting starts (a refused
 // token, a dead node, a failed frame) ends the run with complete = false and an error

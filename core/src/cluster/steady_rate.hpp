@@ -4,14 +4,9 @@
 #include <chrono>
 #include <vector>
 
-#include "dpushard/plan_format.hpp"
+#include "dpushard/cluster.hpp"
 
 namespace dpushard::cluster {
-
-// Frames in one cycle of the plan's frame order: the nodes take frames in turn, so its
-// completions repeat with this period. replicate: sum(frame_share), or its copies; hybrid:
-// its replicas (every fragment has one node per replica); 1 for experts and pipeline.
-int frame_cycle(const Plan& plan);
 
 // Frames per second with the window full, from whole cycles of the frame order: the
 // completions after the fill (the first `inflight` frames, launched together at the start,
