@@ -14,6 +14,7 @@
 #include "dpushard/cluster.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/ethernet_link.hpp"
+#include "dpushard/split.hpp"
 #include "scaling/model_store.hpp"
 #include "scaling/options.hpp"
 #include "scaling/progress.hpp"
@@ -41,8 +42,9 @@ struct Config {
   double weight = 1;         // expected seconds, for the progress estimate
   std::string label;         // "10M on 2 nodes, experts"
   bool warmed = false;       // the warm-up ran (once, before the first repetition)
-  int inflight = 4;          // frames in flight (--inflight, or --inflight-per-node x nodes)
+  int inflight = 1;          // frames in flight: 1 (SingleStream), the plan's saturating count
   int cycle = 1;             // frames per cycle of the plan's frame order (frame_cycle)
+  std::string scenario;      // MLPerf LoadGen's: "SingleStream" or "Offline"
 };
 
 struct Suite {
@@ -50,7 +52,8 @@ struct Suite {
   cluster::ClusterConfig cluster;
   std::unique_ptr<Progress> progress;
   std::vector<std::unique_ptr<Config>> configs;
-  std::map<std::string, std::pair<double, int>> baseline_fps;  // size -> (sum, count)
+  // "size/scenario" -> (sum, count): the 1-node runs' fps
+  std::map<std::string, std::pair<double, int>> baseline_fps;
   bool link_paced = false;  // what the cluster file asks for the nodes it names
   bool modeled = false;     // every node runs the sim backend
   struct AutoChoice {
@@ -190,6 +193,29 @@ std::int64_t frames_for(const SweepOptions& o, const Config& c, double fps) {
   return fill + cycles * cycle;
 }
 
+// A configuration in one of MLPerf LoadGen's scenarios: SingleStream streams one frame at a
+// time (its latency is a frame's alone, with no queue), Offline keeps enough frames in
+// flight to saturate the plan (the planner's offline_inflight(), or --inflight /
+// --inflight-per-node where given); then the frames and the expected time of its runs.
+void schedule(const SweepOptions& o, Config& c, const std::string& scenario) {
+  c.scenario = scenario;
+  c.label += " (" + scenario + ")";
+  if (scenario == "SingleStream") {
+    c.inflight = 1;
+  } else {
+    c.inflight = o.inflight > 0 ? o.inflight : offline_inflight(c.plan);
+    if (o.inflight_per_node > 0) c.inflight = std::max(c.inflight, o.inflight_per_node * c.nodes);
+  }
+  if (!c.error.empty()) return;
+  const PlanPrediction& p = c.plan.predicted;
+  double fps = p.throughput_fps > 0 ? p.throughput_fps : 10.0;
+  if (scenario == "SingleStream" && p.latency_ms > 0) fps = std::min(fps, 1000.0 / p.latency_ms);
+  c.frames = frames_for(o, c, fps);
+  const double frames = static_cast<double>(c.frames * o.iterations + o.warmup_frames);
+  const double loads = o.warmup_frames > 0 ? 2.0 : 1.0;
+  c.weight = loads * (0.3 + c.params / 1e8) * o.iterations + frames / fps;
+}
+
 // What the plan is, as the planner's candidates name it.
 std::string plan_label(const Plan& plan) {
   return dpushard::plan_label(plan.strategy, plan.replicas, plan.inner_strategy);
@@ -261,7 +287,6 @@ void prepare(Suite& s) {
         c->size = size;
         c->nodes = n;
         c->strategy = strategy;
-        c->inflight = o.inflight_per_node > 0 ? o.inflight_per_node * n : o.inflight;
         c->dir = plan_dir(o, size, n, strategy);
         c->label = o.family + " " + size + " on " + std::to_string(n) + " node" +
                    (n == 1 ? "" : "s, " + strategy);
@@ -278,13 +303,7 @@ void prepare(Suite& s) {
             continue;
           }
           fill_cost(*c);
-          const double fps =
-              c->plan.predicted.throughput_fps > 0 ? c->plan.predicted.throughput_fps : 10.0;
           c->cycle = cluster::frame_cycle(c->plan);
-          c->frames = frames_for(o, *c, fps);
-          const double frames = static_cast<double>(c->frames * o.iterations + o.warmup_frames);
-          const double loads = o.warmup_frames > 0 ? 2.0 : 1.0;
-          c->weight = loads * (0.3 + c->params / 1e8) * o.iterations + frames / fps;
         } catch (const Error& e) {
           c->error = e.what();
           s.progress->note(c->label + ": no plan: " + c->error);
@@ -299,7 +318,11 @@ void prepare(Suite& s) {
           s.auto_choices.push_back({c->size, c->nodes, c->plan_label});
           continue;  // not measured twice
         }
-        s.configs.push_back(std::move(c));
+        for (const auto& scenario : o.scenarios) {
+          auto sc = std::make_unique<Config>(*c);
+          schedule(o, *sc, scenario);
+          s.configs.push_back(std::move(sc));
+        }
       }
     }
   }
@@ -408,8 +431,9 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
   // The steady-state rate (the pipeline's fill left out), as the planner predicts it.
   const double fps = steady / n;
   const double span_fps = static_cast<double>(frames) / wall;
+  const std::string baseline_key = c.size + "/" + c.scenario;
   if (c.nodes == 1) {
-    auto& [sum, count] = s.baseline_fps[c.size];
+    auto& [sum, count] = s.baseline_fps[baseline_key];
     sum += fps;
     ++count;
   }
@@ -417,6 +441,8 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
   state.counters["gmacs"] = c.gmacs;
   state.counters["nodes"] = c.nodes;
   state.counters["frames"] = static_cast<double>(frames) / n;
+  state.counters["inflight"] = c.inflight;  // Offline: the planner's saturating count
+  state.counters["predicted_latency_ms"] = c.plan.predicted.latency_ms;
   state.counters["fps"] = fps;
   state.counters["span_fps"] = span_fps;
   state.counters["predicted_fps"] = c.plan.predicted.throughput_fps;
@@ -440,7 +466,7 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
   state.counters["bound_link_fps"] = bounds.link_fps;
   state.counters["bound_port_fps"] = bounds.port_fps;
   std::string result = fixed(fps, 1) + " fps, p50 " + fixed(p50 / n, 1) + " ms";
-  if (const auto it = s.baseline_fps.find(c.size); it != s.baseline_fps.end()) {
+  if (const auto it = s.baseline_fps.find(baseline_key); it != s.baseline_fps.end()) {
     const double base = it->second.first / it->second.second;
     const double speedup = fps / base;
     state.counters["speedup"] = speedup;
@@ -474,9 +500,15 @@ void add_context(const Suite& s) {
   benchmark::AddCustomContext("cluster_nodes", std::to_string(s.cluster.nodes.size()));
   benchmark::AddCustomContext("frames", std::to_string(o.frames));
   benchmark::AddCustomContext("min_seconds", fixed(o.min_seconds, 2));
-  benchmark::AddCustomContext("inflight", o.inflight_per_node > 0
-                                              ? std::to_string(o.inflight_per_node) + " per node"
-                                              : std::to_string(o.inflight));
+  std::string scenarios;
+  for (const auto& sc : o.scenarios) scenarios += (scenarios.empty() ? "" : ",") + sc;
+  benchmark::AddCustomContext("scenarios", scenarios);
+  benchmark::AddCustomContext(
+      "inflight",
+      "SingleStream 1; Offline " +
+          (o.inflight_per_node > 0 ? "at least " + std::to_string(o.inflight_per_node) + " per node"
+           : o.inflight > 0        ? std::to_string(o.inflight)
+                                   : std::string("the planner's offline_inflight()")));
   benchmark::AddCustomContext("warmup_frames", std::to_string(o.warmup_frames));
   benchmark::AddCustomContext("iterations", std::to_string(o.iterations));
   benchmark::AddCustomContext("zoo_experts", std::to_string(o.experts));
@@ -508,7 +540,8 @@ void add_context(const Suite& s) {
 void register_all(Suite& s) {
   for (const auto& c : s.configs) {
     const std::string name = s.options.family + "/params:" + c->size +
-                             "/nodes:" + std::to_string(c->nodes) + "/strategy:" + c->strategy;
+                             "/nodes:" + std::to_string(c->nodes) + "/strategy:" + c->strategy +
+                             "/scenario:" + c->scenario;
     Config* config = c.get();
     benchmark::RegisterBenchmark(
         name.c_str(), [&s, config](benchmark::State& state) { run_config(state, s, *config); })
@@ -568,7 +601,8 @@ int run_scaling_suite(const std::string& family, int argc, char** argv) {
                      " node(s), at least " + std::to_string(o.frames) + " frames and " +
                      fixed(o.min_seconds, 2) + " s each, " +
                      (o.inflight_per_node > 0 ? std::to_string(o.inflight_per_node) + " per node"
-                                              : std::to_string(o.inflight)) +
+                      : o.inflight > 0        ? std::to_string(o.inflight)
+                                              : std::string("Offline: the planner's count")) +
                      " in flight");
   } catch (const std::exception& e) {
     std::cerr << "bench_" << family << "_scaling: error: " << e.what() << "\n";

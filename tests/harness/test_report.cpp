@@ -264,6 +264,75 @@ TEST(ReportAnalysis, ARateAboveWhatThePlanAllowsIsAMeasurementErrorKeptOutOfBrea
   EXPECT_NE(text.find("10M on 3 nodes, replicate: 64.0 fps measured"), std::string::npos);
 }
 
+// The synthetic run in both scenarios: Offline as synthesized (its p50 queued: 40 ms on
+// every configuration), SingleStream with one node's frame at 10 ms and N nodes' at 10 ms /
+// `single_speedup` (replicate: no faster than one node).
+json with_scenarios(const json& doc) {
+  json out = doc;
+  out["benchmarks"] = json::array();
+  for (const json& b : doc["benchmarks"]) {
+    auto renamed = [](json e, const std::string& scenario) {
+      for (const char* key : {"name", "run_name"}) {
+        std::string name = e[key].get<std::string>();
+        name.insert(name.find("/iterations"), "/scenario:" + scenario);
+        e[key] = name;
+      }
+      return e;
+    };
+    json offline = renamed(b, "Offline");
+    offline["p50_ms"] = 40.0;
+    offline["inflight"] = 5.0;
+    out["benchmarks"].push_back(offline);
+    json single = renamed(b, "SingleStream");
+    const int nodes = b["nodes"].get<int>();
+    const bool replicate = b["run_name"].get<std::string>().find("replicate") != std::string::npos;
+    single["p50_ms"] = replicate || nodes == 1 ? 10.0 : 10.0 / (1 + 0.3 * (nodes - 1));
+    single["fps"] = 1000.0 / single["p50_ms"].get<double>();
+    single["inflight"] = 1.0;
+    out["benchmarks"].push_back(single);
+  }
+  return out;
+}
+
+TEST(ReportAnalysis, ThroughputComesFromOfflineAndLatencyFromSingleStreamAlone) {
+  const json doc = with_scenarios(testing::benchmark_json("cnn", testing::cnn_configs(), "sim"));
+  const auto a = report::analyze(parse(doc));
+  ASSERT_EQ(a.families.size(), 1u);
+  const auto& fa = a.families[0];
+  EXPECT_TRUE(fa.scenarios);
+  // One row per configuration (the SingleStream runs are folded into it), as before.
+  EXPECT_EQ(fa.rows.size(), testing::cnn_configs().size());
+  const report::Row* r = fa.find("10M", 3, "replicate");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->m.scenario, "Offline");
+  EXPECT_NEAR(r->speedup, 2.9, 1e-9);  // Offline fps against one node's Offline fps
+  // Copies of the model do not make one frame faster: SingleStream says 1.00x, where the
+  // queued Offline p50 would have said whatever the queue made it.
+  EXPECT_NEAR(r->latency_speedup, 1.0, 1e-9);
+  EXPECT_NEAR(r->m.p50_ms, 10.0, 1e-9);
+  // The Offline run's own p99 (queueing included) is kept beside: 2.25 frame times of 58 fps.
+  EXPECT_NEAR(r->offline_p99_ms, 2.25 * 1000 / 58.0, 1e-9);
+  EXPECT_EQ(r->latency_scenario, "SingleStream");
+  const report::Row* e = fa.find("10M", 3, "experts");
+  ASSERT_NE(e, nullptr);
+  EXPECT_NEAR(e->latency_speedup, 1.6, 1e-9);
+  // Latency break-evens from SingleStream: replicate never beats one node on latency.
+  EXPECT_EQ(find(fa.latency_break_even, 3, "replicate").kind, BreakEven::Kind::Never);
+  EXPECT_EQ(find(fa.latency_break_even, 3, "experts").kind, BreakEven::Kind::Always);
+  // Throughput break-evens from Offline, as without scenarios.
+  EXPECT_EQ(find(fa.throughput_break_even, 2, "experts").size.label, "5M");
+
+  report::MarkdownOptions md;
+  md.figures = false;
+  md.figures_note = "test";
+  const std::string text = report::render_markdown(parse(doc), a, md);
+  EXPECT_NE(text.find("### cnn: throughput, Offline"), std::string::npos);
+  EXPECT_NE(text.find("### cnn: latency, SingleStream"), std::string::npos);
+  EXPECT_NE(text.find("### Latency (SingleStream)"), std::string::npos);
+  EXPECT_NE(text.find("as many as the planner says"), std::string::npos);
+  EXPECT_NE(text.find("| SingleStream p50 ms |"), std::string::npos);
+}
+
 TEST(ReportAnalysis, TheLinkLabelSaysWhetherItWasEmulated) {
   EXPECT_EQ(report::link_label("paced", "1.000", "0", true), "emulated 1 Gbit/s (paced)");
   EXPECT_EQ(report::link_label("paced", "0.100", "200", true),

@@ -95,19 +95,46 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
       if (fa.sizes[i].label == label) return i;
     return fa.sizes.size();
   };
+  // Throughput rows from Offline (or a run without scenarios); latency from SingleStream.
+  std::map<std::tuple<std::string, int, std::string>, const Measurement*> single;
+  for (const auto& m : ms)
+    if (m.scenario == "SingleStream") {
+      fa.scenarios = true;
+      single.emplace(std::make_tuple(m.size, m.nodes, m.nodes == 1 ? "" : m.strategy), &m);
+    }
+  auto single_of = [&](const Measurement& m) -> const Measurement* {
+    const auto it = single.find(std::make_tuple(m.size, m.nodes, m.nodes == 1 ? "" : m.strategy));
+    return it == single.end() || it->second->failed ? nullptr : it->second;
+  };
   std::map<std::string, const Measurement*> baselines;  // size -> 1-node measurement
   for (const auto& m : ms)
-    if (m.nodes == 1 && !m.failed) baselines.emplace(m.size, &m);
+    if (m.nodes == 1 && !m.failed && m.scenario != "SingleStream") baselines.emplace(m.size, &m);
 
   for (const auto& m : ms) {
+    if (m.scenario == "SingleStream") continue;
     Row row;
     row.m = m;
     const auto base = baselines.find(m.size);
+    const Measurement* ss = single_of(m);
+    const Measurement* ss_base = base != baselines.end() ? single_of(*base->second) : nullptr;
+    if (ss) {
+      row.has_single_stream = true;
+      row.latency_scenario = "SingleStream";
+      row.offline_p99_ms = m.p99_ms;
+      row.m.p50_ms = ss->p50_ms;
+      row.m.p90_ms = ss->p90_ms;
+      row.m.p99_ms = ss->p99_ms;
+    }
     if (!m.failed && base != baselines.end()) {
       const Measurement& b = *base->second;
       row.has_baseline = true;
       row.speedup = m.fps / b.fps;
-      row.latency_speedup = (m.p50_ms > 0 && b.p50_ms > 0) ? b.p50_ms / m.p50_ms : 0;
+      if (fa.scenarios)
+        row.latency_speedup = (ss && ss_base && ss->p50_ms > 0 && ss_base->p50_ms > 0)
+                                  ? ss_base->p50_ms / ss->p50_ms
+                                  : 0;
+      else
+        row.latency_speedup = (m.p50_ms > 0 && b.p50_ms > 0) ? b.p50_ms / m.p50_ms : 0;
       row.efficiency = row.speedup / m.nodes;
       row.speedup_lo = b.fps_hi > 0 ? m.fps_lo / b.fps_hi : row.speedup;
       row.speedup_hi = b.fps_lo > 0 ? m.fps_hi / b.fps_lo : row.speedup;

@@ -13,7 +13,13 @@ namespace dpushard::report {
 
 // One configuration compared with the 1-node run of the same model.
 struct Row {
-  Measurement m;
+  Measurement m;  // Offline (throughput) where the run has scenarios
+  // The SingleStream measurement of the same configuration (its p50/p90/p99 replace m's:
+  // every latency figure comes from it alone); latency_scenario says where m's latencies
+  // come from: "SingleStream", or "" (a run without scenarios: under load).
+  bool has_single_stream = false;
+  double offline_p99_ms = 0;  // the Offline run's own p99 (queueing included)
+  std::string latency_scenario;
   bool has_baseline = false;
   double speedup = 0;          // fps / fps on one node (throughput)
   double latency_speedup = 0;  // p50 on one node / p50 (0 when a p50 is missing)
@@ -77,6 +83,7 @@ struct BreakEven {
 
 struct FamilyAnalysis {
   std::string family;
+  bool scenarios = false;               // the run measured SingleStream and Offline apart
   std::vector<Size> sizes;              // ascending by parameter count
   std::vector<int> node_counts;         // ascending, 1 included when measured
   std::vector<std::string> strategies;  // experts, pipeline, replicate, hybrid, auto, others

@@ -249,9 +249,13 @@ void break_even_section(std::ostringstream& md, const Analysis& a) {
      << a.link_label << ").\n\n";
   for (const auto& fa : a.families) {
     if (fa.throughput_break_even.empty()) continue;
-    md << "### " << fa.family << ": throughput (frames per second)\n\n";
+    md << "### " << fa.family
+       << (fa.scenarios ? ": throughput, Offline (frames per second, saturated)\n\n"
+                        : ": throughput (frames per second)\n\n");
     break_even_table(md, fa, fa.throughput_break_even);
-    md << "### " << fa.family << ": latency (p50 per frame)\n\n";
+    md << "### " << fa.family
+       << (fa.scenarios ? ": latency, SingleStream (p50 of one frame alone)\n\n"
+                        : ": latency (p50 per frame, under the throughput run's load)\n\n");
     break_even_table(md, fa, fa.latency_break_even);
     if (const std::string note = subset_note(fa, true); !note.empty()) md << note << "\n\n";
   }
@@ -298,7 +302,9 @@ void speedup_matrix(std::ostringstream& md, const FamilyAnalysis& fa) {
     }
     md << "\n";
   }
-  md << "\nSpeedup in throughput over one node, parallel efficiency in brackets; ★ the "
+  md << "\n"
+     << (fa.scenarios ? "Offline: s" : "S")
+     << "peedup in throughput over one node, parallel efficiency in brackets; ★ the "
         "planner's choice (`split --strategy auto`) for that size and node count.";
   if (const std::string note = subset_note(fa, false); !note.empty())
     md << " " << note << " —: not measured.";
@@ -370,22 +376,26 @@ void strategies_section(std::ostringstream& md, const Analysis& a, const FamilyA
 }
 
 void measurements_table(std::ostringstream& md, const FamilyAnalysis& fa) {
-  md << "| size | params | nodes | strategy | fps [95 % interval] | predicted fps | measured / "
-        "predicted | p50 ms | p90 ms | p99 ms | speedup [95 % interval] | latency speedup | "
+  const std::string lat = fa.scenarios ? "SingleStream " : "";
+  md << "| size | params | nodes | strategy | " << (fa.scenarios ? "Offline " : "")
+     << "fps [95 % interval] | in flight | predicted fps | measured / predicted | " << lat
+     << "p50 ms | " << lat << "p90 ms | " << lat << "p99 ms | speedup [95 % interval] | " << lat
+     << "latency speedup | "
         "efficiency | busiest node | node ms/frame (plan) | worker CPU ms/frame | head CPU "
         "ms/frame | wire bytes/frame | between nodes/frame |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : fa.rows) {
     const Measurement& m = r.m;
     md << "| " << m.size << " | " << (m.failed ? "—" : count(m.params)) << " | " << m.nodes << " | "
        << strategy_text(m) << " | ";
     if (m.failed) {
       md << (m.not_possible ? "not possible: " : "failed: ") << m.error
-         << " | | | | | | | | | | | | | | |\n";
+         << " | | | | | | | | | | | | | | | |\n";
       continue;
     }
     md << sig3(m.fps);
     if (m.fps_hi > m.fps_lo) md << " [" << sig3(m.fps_lo) << ", " << sig3(m.fps_hi) << "]";
+    md << " | " << (m.inflight > 0 ? fixed(m.inflight, 0) : "—");
     md << " | " << (m.predicted_fps > 0 ? sig3(m.predicted_fps) : "—") << " | "
        << (r.fit > 0 ? fixed(r.fit, 2) + (std::fabs(r.fit - 1) > kFitTolerance ? " ⚠" : "") : "—")
        << " | " << sig3(m.p50_ms) << " | " << sig3(m.p90_ms) << " | " << sig3(m.p99_ms) << " | "
@@ -455,18 +465,41 @@ void measurement_errors(std::ostringstream& md, const FamilyAnalysis& fa) {
 
 void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnalysis& fa,
                     const MarkdownOptions& o) {
-  md << "## " << fa.family << "\n\n### Speedup and parallel efficiency\n\n";
+  const std::string offline = fa.scenarios ? " Offline scenario." : "";
+  md << "## " << fa.family << "\n\n### Speedup and parallel efficiency"
+     << (fa.scenarios ? " (Offline)" : "") << "\n\n";
+  if (fa.scenarios) {
+    double lo = 0, hi = 0;
+    for (const auto& r : fa.rows)
+      if (!r.m.failed && r.m.inflight > 0) {
+        lo = lo > 0 ? std::min(lo, r.m.inflight) : r.m.inflight;
+        hi = std::max(hi, r.m.inflight);
+      }
+    md << "Throughput comes from the **Offline** scenario (MLPerf LoadGen's name): enough frames "
+          "in flight to saturate each plan, as many as the planner says "
+          "(`offline_inflight()`: its predicted fps times its predicted latency, plus one per "
+          "node; here "
+       << fixed(lo, 0) << (hi > lo ? "-" + fixed(hi, 0) : "")
+       << ", per configuration in the table of all measurements). Latency comes from the "
+          "**SingleStream** scenario: one frame in flight, so a frame's latency is its own, "
+          "with no queue.\n\n";
+  }
   if (o.figures) {
     figure(md, a, fa, "speedup",
            "Throughput speedup over one node against model size, per node count and strategy "
-           "(replicate dashed: the data-parallel baseline; dotted line: break-even).");
-    figure(md, a, fa, "efficiency", "Parallel efficiency (speedup / nodes) against model size.");
+           "(replicate dashed; dotted: break-even)." +
+               offline);
+    figure(md, a, fa, "efficiency",
+           "Parallel efficiency (speedup / nodes) against model size." + offline);
   }
   speedup_matrix(md, fa);
   measurement_errors(md, fa);
   strategies_section(md, a, fa);
-  md << "### Latency\n\n";
-  if (o.figures) figure(md, a, fa, "latency", "Latency per frame, p50 (solid) and p99 (dashed).");
+  md << "### Latency" << (fa.scenarios ? " (SingleStream)" : "") << "\n\n";
+  if (o.figures)
+    figure(md, a, fa, "latency",
+           fa.scenarios ? "SingleStream: latency of one frame alone, p50 (solid), p99 (dashed)."
+                        : "Latency per frame under load, p50 (solid) and p99 (dashed).");
   md << "### Bytes moved\n\n";
   if (o.figures)
     figure(md, a, fa, "bytes",

@@ -31,6 +31,7 @@ bool parse_run_name(const std::string& run_name, Measurement& m) {
   m.family = parts[0];
   m.size = keys["params"];
   m.strategy = keys["strategy"];
+  m.scenario = keys.contains("scenario") ? keys["scenario"] : "";
   try {
     std::size_t used = 0;
     m.nodes = std::stoi(keys["nodes"], &used);
@@ -120,6 +121,7 @@ Measurement combine(const std::vector<const json*>& entries, const std::string& 
   m.node_tx_bytes = average("node_tx_bytes", false);
   m.link_paced = use.front()->contains("link_paced") ? average("link_paced", false) : -1;
   m.bound_node_fps = average("bound_node_fps", false);
+  m.inflight = average("inflight", false);
   m.bound_link_fps = average("bound_link_fps", false);
   m.bound_port_fps = average("bound_port_fps", false);
   m.repetitions = from_mean

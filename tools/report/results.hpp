@@ -26,6 +26,11 @@ struct Measurement {
   int nodes = 1;
   // "single" for the 1-node baseline, else experts|pipeline|replicate|hybrid|auto
   std::string strategy;
+  // MLPerf LoadGen's scenario (the name's "scenario:" part): "SingleStream" (one frame in
+  // flight: latency), "Offline" (saturated: throughput); empty in runs from before them,
+  // whose latency was measured under the same load as their throughput.
+  std::string scenario;
+  double inflight = 0;  // frames in flight (Offline: the planner's saturating count)
   // What the plan is, from the suite's label ("hybrid 2x experts"; for auto, the plan it
   // chose); empty when the suite gave none.
   std::string plan_label;

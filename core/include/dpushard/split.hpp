@@ -159,4 +159,10 @@ SplitResult split_model(const Graph& model, const SplitOptions& options);
 // plan, then writes `dir`/plan.yaml (all atomically). Returns the plan as written.
 Plan write_split(SplitResult& result, const std::filesystem::path& dir);
 
+// Frames in flight that saturate `plan` (MLPerf LoadGen's Offline scenario): twice the
+// frames its predicted throughput keeps busy over its predicted single-frame latency
+// (Little's law, rounded up: on every leg of a frame's path one at work and one waiting),
+// plus one per node. At least 2. From the plan's prediction alone (docs/benchmarking.md).
+int offline_inflight(const Plan& plan);
+
 }  // namespace dpushard
