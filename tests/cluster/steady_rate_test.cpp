@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "cluster/steady_rate.hpp"
 
@@ -118,6 +119,27 @@ TEST(SteadyRate, AShortStreamFallsBackToThePlainRule) {
   const auto at = completions(6, 4, milliseconds(10));  // batches at 10 ms and 20 ms
   EXPECT_GT(steady_rate(at, 6, 4), 0.0);
   EXPECT_EQ(steady_rate(at, 6, 4), steady_rate(at, 6, 1));
+}
+
+TEST(ServerArrivals, APoissonProcessOfTheRateTheSameForTheSameSeed) {
+  const auto at = poisson_arrivals(200, 4000, 7);
+  ASSERT_EQ(at.size(), 4000u);
+  EXPECT_TRUE(std::is_sorted(at.begin(), at.end()));
+  // 4000 exponential gaps of mean 5 ms: their mean within 5 % (4.7 sigma), and their spread
+  // that of an exponential (standard deviation = mean), not a fixed period.
+  const double total = std::chrono::duration<double>(at.back()).count();
+  EXPECT_NEAR(total / 4000, 0.005, 0.005 * 0.05);
+  double ss = 0;
+  auto previous = Clock::duration::zero();
+  for (const auto t : at) {
+    const double g = std::chrono::duration<double>(t - previous).count() - total / 4000;
+    ss += g * g;
+    previous = t;
+  }
+  EXPECT_NEAR(std::sqrt(ss / 3999), 0.005, 0.005 * 0.1);
+  EXPECT_EQ(poisson_arrivals(200, 4000, 7), at);
+  EXPECT_NE(poisson_arrivals(200, 4000, 8), at);
+  EXPECT_TRUE(poisson_arrivals(0, 10, 7).empty());
 }
 
 }  // namespace

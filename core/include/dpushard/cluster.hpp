@@ -64,6 +64,11 @@ struct RunOptions {
   bool shutdown_workers = false;                    // send SHUTDOWN to every worker at the end
   // Keep the sha256 of every frame's outputs (frame f's inputs use seed + f % 4).
   bool hash_every_frame = false;
+  // > 0: MLPerf LoadGen's Server scenario: frame f arrives at a time of a Poisson process of
+  // this rate (exponential gaps, seeded by `seed`) and is sent then, whatever is in flight
+  // (`inflight` is ignored); its latency counts from its arrival. 0: `inflight` frames in
+  // flight, the next sent when one completes.
+  double arrival_fps = 0;
   net::Limits limits;
 };
 

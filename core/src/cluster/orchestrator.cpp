@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <thread>
 
 #include "compiled_fragments.hpp"
 #include "dpushard/sha256.hpp"
@@ -78,6 +79,11 @@ void Orchestrator::fail(std::string node, const std::string& message) {
 Event Orchestrator::next(Clock::time_point deadline, const std::string& waiting_for) {
   std::optional<Event> event = inbox_.pop(deadline);
   if (!event) fail("", "timed out waiting for " + waiting_for);
+  return checked(std::move(*event));
+}
+
+Event Orchestrator::checked(Event popped) {
+  std::optional<Event> event = std::move(popped);
   const std::size_t node = event->node;
   const std::string& name = links_[node].config->name;
   const std::string during =
@@ -328,16 +334,39 @@ void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& 
   std::uint64_t next_frame = 0;
   stream_start_ = Clock::now();
   const std::uint64_t cpu_start = net::process_cpu_ns();
+  // Server: the frames' arrival times, a Poisson process from the stream's start.
+  const bool server = options_.arrival_fps > 0;
+  std::vector<Clock::time_point> arrivals;
+  if (server)
+    for (const auto offset : poisson_arrivals(options_.arrival_fps, frames, options_.seed))
+      arrivals.push_back(stream_start_ + offset);
   auto launch = [&] {
     send_frame(next_frame, layout, input_sets[next_frame % sets]);
+    if (server) flights_[next_frame].start = arrivals[next_frame];  // latency from arrival
     ++next_frame;
   };
-  while (next_frame < frames && flights_.size() < static_cast<std::size_t>(options_.inflight))
-    launch();
-  while (!flights_.empty()) {
+  if (!server)
+    while (next_frame < frames && flights_.size() < static_cast<std::size_t>(options_.inflight))
+      launch();
+  while (!flights_.empty() || (server && next_frame < frames)) {
+    if (server) {
+      while (next_frame < frames && arrivals[next_frame] <= Clock::now()) launch();
+      if (flights_.empty()) {
+        if (next_frame < frames) std::this_thread::sleep_until(arrivals[next_frame]);
+        continue;
+      }
+    }
     const Clock::time_point deadline = flights_.begin()->second.start + options_.frame_timeout;
-    Event event =
-        next(deadline, "frame " + std::to_string(flights_.begin()->first) + " to complete");
+    const std::string waiting_for =
+        "frame " + std::to_string(flights_.begin()->first) + " to complete";
+    Event event;
+    if (server && next_frame < frames && arrivals[next_frame] < deadline) {
+      std::optional<Event> popped = inbox_.pop(arrivals[next_frame]);
+      if (!popped) continue;  // the next frame arrives
+      event = checked(std::move(*popped));
+    } else {
+      event = next(deadline, waiting_for);
+    }
     auto* tensor = std::get_if<net::TensorMsg>(&event.message);
     const std::string& name = links_[event.node].config->name;
     if (tensor == nullptr)
@@ -376,7 +405,7 @@ void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& 
     completions_.push_back(event.at);
     flights_.erase(flight);
     ++result.frames_completed;
-    if (next_frame < frames) launch();
+    if (!server && next_frame < frames) launch();
   }
   stream_cpu_ns_ = net::process_cpu_ns() - cpu_start;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <random>
 
 namespace dpushard::cluster {
 
@@ -13,6 +14,21 @@ int frame_cycle(const Plan& plan) {
   std::size_t copies = 1;
   for (const auto& f : plan.fragments) copies = std::max(copies, f.nodes.size());
   return static_cast<int>(copies);
+}
+
+std::vector<std::chrono::steady_clock::duration> poisson_arrivals(double rate, std::uint64_t frames,
+                                                                  std::uint64_t seed) {
+  using Duration = std::chrono::steady_clock::duration;
+  std::vector<Duration> at;
+  if (!(rate > 0)) return at;
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> gap(rate);
+  Duration t{};
+  for (std::uint64_t f = 0; f < frames; ++f) {
+    t += std::chrono::duration_cast<Duration>(std::chrono::duration<double>(gap(rng)));
+    at.push_back(t);
+  }
+  return at;
 }
 
 double steady_rate(std::vector<std::chrono::steady_clock::time_point> completions, int inflight,

@@ -2,6 +2,7 @@
 // The steady-state rate of a stream of frames from their completion times.
 
 #include <chrono>
+#include <cstdint>
 #include <vector>
 
 #include "dpushard/cluster.hpp"
@@ -18,6 +19,12 @@ namespace dpushard::cluster {
 // that batch as free (4 replicas, 6 in flight, 16 frames: 1.25x what they can do). With too
 // few completions for the fill and one whole cycle, the cycle is 1 and the fill at most the
 // first half of them; with fewer than 2, 0. `completions` need not be sorted.
+// MLPerf LoadGen's Server arrivals: `frames` offsets from the stream's start of a Poisson
+// process of `rate` frames per second (exponential gaps, seeded: the same seed gives the
+// same schedule).
+std::vector<std::chrono::steady_clock::duration> poisson_arrivals(double rate, std::uint64_t frames,
+                                                                  std::uint64_t seed);
+
 double steady_rate(std::vector<std::chrono::steady_clock::time_point> completions, int inflight,
                    int cycle = 1);
 
