@@ -31,7 +31,12 @@ struct SweepOptions {
   double min_seconds = 0.5;  // ... and enough frames for this long at the predicted fps
   // MLPerf LoadGen's scenarios, each measured per configuration: SingleStream (one frame in
   // flight; latency) and Offline (frames enough to saturate the plan; throughput).
-  std::vector<std::string> scenarios = {"SingleStream", "Offline"};
+  // Server: Poisson arrivals; the highest rate whose p99 stays under a bound, for one node
+  // and for replicate and auto (the planner's choice) on the largest node count.
+  std::vector<std::string> scenarios = {"SingleStream", "Offline", "Server"};
+  double server_latency_multiple = 3;  // Server's p99 bound: this x one node's SingleStream p50
+  double max_latency_ms = 0;           // > 0: Server's p99 bound in ms instead
+  int server_trials = 6;               // rates tried by the bisection
   int inflight = 0;                // Offline: frames in flight; 0: the planner's offline_inflight()
   int inflight_per_node = 0;       // Offline: > 0: at least K x nodes in flight
   std::int64_t warmup_frames = 2;  // one untimed run per configuration before timing (0: none)

@@ -333,6 +333,41 @@ TEST(ReportAnalysis, ThroughputComesFromOfflineAndLatencyFromSingleStreamAlone) 
   EXPECT_NE(text.find("| SingleStream p50 ms |"), std::string::npos);
 }
 
+TEST(ReportAnalysis, ServerIsTheHighestRateUnderItsBoundBesideOffline) {
+  json doc = with_scenarios(testing::benchmark_json("cnn", testing::cnn_configs(), "sim"));
+  json server = doc["benchmarks"][0];
+  for (const char* key : {"name", "run_name"})
+    server[key] =
+        "cnn/params:10M/nodes:3/strategy:replicate/scenario:Server/iterations:1/manual_time";
+  server["nodes"] = 3;
+  server["fps"] = 50.0;
+  server["latency_bound_ms"] = 30.0;
+  server["p99_ms"] = 27.5;
+  server["offline_fps"] = 58.0;
+  doc["benchmarks"].push_back(server);
+  json none = server;  // no rate met the bound: 0 fps is a result, not a broken file
+  for (const char* key : {"name", "run_name"})
+    none[key] = "cnn/params:10M/nodes:1/strategy:single/scenario:Server/iterations:1/manual_time";
+  none["nodes"] = 1;
+  none["fps"] = 0.0;
+  doc["benchmarks"].push_back(none);
+  const auto a = report::analyze(parse(doc));
+  const auto& fa = a.families[0];
+  ASSERT_EQ(fa.server.size(), 2u);
+  // Server rows stay out of the throughput rows and their break-evens.
+  EXPECT_EQ(fa.rows.size(), testing::cnn_configs().size());
+  EXPECT_NEAR(fa.find("10M", 3, "replicate")->m.fps, 58.0, 1e-9);
+  report::MarkdownOptions md;
+  md.figures = false;
+  md.figures_note = "test";
+  const std::string text = report::render_markdown(parse(doc), a, md);
+  EXPECT_NE(text.find("### Server"), std::string::npos);
+  EXPECT_NE(text.find("| 10M | 3 | replicate | 30.0 | 50.0 | 27.5 | 58.0 | 0.86 |"),
+            std::string::npos)
+      << text.substr(text.find("### Server"), 1200);
+  EXPECT_NE(text.find("none met it"), std::string::npos);
+}
+
 TEST(ReportAnalysis, TheLinkLabelSaysWhetherItWasEmulated) {
   EXPECT_EQ(report::link_label("paced", "1.000", "0", true), "emulated 1 Gbit/s (paced)");
   EXPECT_EQ(report::link_label("paced", "0.100", "200", true),

@@ -108,10 +108,13 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
   };
   std::map<std::string, const Measurement*> baselines;  // size -> 1-node measurement
   for (const auto& m : ms)
-    if (m.nodes == 1 && !m.failed && m.scenario != "SingleStream") baselines.emplace(m.size, &m);
+    if (m.nodes == 1 && !m.failed && m.scenario != "SingleStream" && m.scenario != "Server")
+      baselines.emplace(m.size, &m);
 
+  for (const auto& m : ms)
+    if (m.scenario == "Server") fa.server.push_back(m);
   for (const auto& m : ms) {
-    if (m.scenario == "SingleStream") continue;
+    if (m.scenario == "SingleStream" || m.scenario == "Server") continue;
     Row row;
     row.m = m;
     const auto base = baselines.find(m.size);

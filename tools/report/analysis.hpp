@@ -90,6 +90,7 @@ struct FamilyAnalysis {
   std::vector<Row> rows;                // by size, node count, strategy
   std::vector<BreakEven> throughput_break_even;  // by node count (> 1), strategy
   std::vector<BreakEven> latency_break_even;
+  std::vector<Measurement> server;  // the Server scenario's results, in suite order
 
   // The row of a configuration; the 1-node baseline is found with nodes == 1 and any
   // strategy. Null when it was not measured.

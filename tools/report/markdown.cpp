@@ -445,6 +445,35 @@ void fit_section(std::ostringstream& md, const FamilyAnalysis& fa) {
   md << "\n";
 }
 
+// MLPerf LoadGen's Server scenario: the highest Poisson arrival rate each configuration
+// serves with its p99 under the bound.
+void server_section(std::ostringstream& md, const FamilyAnalysis& fa) {
+  if (fa.server.empty()) return;
+  md << "### Server\n\n"
+     << "**Server** scenario (MLPerf LoadGen's name): frames arrive as a Poisson process at a "
+        "set rate, each sent when it arrives, its latency counted from its arrival; the result "
+        "is the highest rate whose p99 latency stays under the bound (by default "
+        "`--server-latency-multiple` x one node's SingleStream p50 of the same model, else "
+        "`--max-latency-ms`), found by bisection between 0 and the configuration's Offline "
+        "rate. Run for one node, and for replicate and the planner's choice on the largest "
+        "node count.\n\n"
+     << "| size | nodes | strategy | p99 bound ms | Server fps | its p99 ms | Offline fps | "
+        "Server / Offline | planner's latency ms |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& m : fa.server) {
+    md << "| " << m.size << " | " << m.nodes << " | " << (m.nodes == 1 ? "—" : strategy_text(m))
+       << " | ";
+    if (m.failed) {
+      md << (m.not_possible ? "not possible" : "failed: " + m.error) << " | | | | | |\n";
+      continue;
+    }
+    md << sig3(m.latency_bound_ms) << " | " << (m.fps > 0 ? sig3(m.fps) : "none met it") << " | "
+       << (m.fps > 0 ? sig3(m.p99_ms) : "—") << " | " << sig3(m.offline_fps) << " | "
+       << (m.offline_fps > 0 ? fixed(m.fps / m.offline_fps, 2) : "—") << " | "
+       << (m.predicted_latency_ms > 0 ? sig3(m.predicted_latency_ms) : "—") << " |\n";
+  }
+  md << "\n";
+}
+
 // Configurations whose measured rate cannot be true, each with its cause; they are left out
 // of the break-evens.
 void measurement_errors(std::ostringstream& md, const FamilyAnalysis& fa) {
@@ -500,6 +529,7 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
     figure(md, a, fa, "latency",
            fa.scenarios ? "SingleStream: latency of one frame alone, p50 (solid), p99 (dashed)."
                         : "Latency per frame under load, p50 (solid) and p99 (dashed).");
+  server_section(md, fa);
   md << "### Bytes moved\n\n";
   if (o.figures)
     figure(md, a, fa, "bytes",

@@ -122,12 +122,17 @@ Measurement combine(const std::vector<const json*>& entries, const std::string& 
   m.link_paced = use.front()->contains("link_paced") ? average("link_paced", false) : -1;
   m.bound_node_fps = average("bound_node_fps", false);
   m.inflight = average("inflight", false);
+  m.latency_bound_ms = average("latency_bound_ms", false);
+  m.offline_fps = average("offline_fps", false);
+  m.predicted_latency_ms = average("predicted_latency_ms", false);
   m.bound_link_fps = average("bound_link_fps", false);
   m.bound_port_fps = average("bound_port_fps", false);
   m.repetitions = from_mean
                       ? static_cast<int>(number_field(*use.front(), "repetitions", 1, where, false))
                       : static_cast<int>(use.size());
-  if (!(m.fps > 0)) throw Error(where + ": counter 'fps' is not positive");
+  // Server's fps is the highest rate that met its bound: none (0) is a result.
+  if (!(m.fps > 0) && !(m.scenario == "Server" && m.fps == 0))
+    throw Error(where + ": counter 'fps' is not positive");
 
   // The spread, from the repetitions' own entries (Google Benchmark writes them beside
   // the aggregates unless told to report aggregates only).

@@ -31,6 +31,11 @@ struct Measurement {
   // whose latency was measured under the same load as their throughput.
   std::string scenario;
   double inflight = 0;  // frames in flight (Offline: the planner's saturating count)
+  // Server: fps is the highest Poisson arrival rate whose p99 stayed under this bound (ms);
+  // offline_fps the configuration's Offline rate the search started from.
+  double latency_bound_ms = 0;
+  double offline_fps = 0;
+  double predicted_latency_ms = 0;
   // What the plan is, from the suite's label ("hybrid 2x experts"; for auto, the plan it
   // chose); empty when the suite gave none.
   std::string plan_label;

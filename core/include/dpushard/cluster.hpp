@@ -65,9 +65,10 @@ struct RunOptions {
   // Keep the sha256 of every frame's outputs (frame f's inputs use seed + f % 4).
   bool hash_every_frame = false;
   // > 0: MLPerf LoadGen's Server scenario: frame f arrives at a time of a Poisson process of
-  // this rate (exponential gaps, seeded by `seed`) and is sent then, whatever is in flight
-  // (`inflight` is ignored); its latency counts from its arrival. 0: `inflight` frames in
-  // flight, the next sent when one completes.
+  // this rate (exponential gaps, seeded by `seed`) and is sent then if fewer than `inflight`
+  // frames are in flight (the workers' queues hold that many), else when one completes; its
+  // latency counts from its arrival. 0: `inflight` frames in flight, the next sent when one
+  // completes.
   double arrival_fps = 0;
   net::Limits limits;
 };

@@ -345,12 +345,14 @@ void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& 
     if (server) flights_[next_frame].start = arrivals[next_frame];  // latency from arrival
     ++next_frame;
   };
+  auto room = [&] { return flights_.size() < static_cast<std::size_t>(options_.inflight); };
   if (!server)
-    while (next_frame < frames && flights_.size() < static_cast<std::size_t>(options_.inflight))
-      launch();
+    while (next_frame < frames && room()) launch();
   while (!flights_.empty() || (server && next_frame < frames)) {
     if (server) {
-      while (next_frame < frames && arrivals[next_frame] <= Clock::now()) launch();
+      // Arrived frames are sent while the window has room (the workers' queues hold
+      // `inflight` frames); the others wait at the head node, their latency running.
+      while (next_frame < frames && arrivals[next_frame] <= Clock::now() && room()) launch();
       if (flights_.empty()) {
         if (next_frame < frames) std::this_thread::sleep_until(arrivals[next_frame]);
         continue;
@@ -360,7 +362,7 @@ void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& 
     const std::string waiting_for =
         "frame " + std::to_string(flights_.begin()->first) + " to complete";
     Event event;
-    if (server && next_frame < frames && arrivals[next_frame] < deadline) {
+    if (server && next_frame < frames && room() && arrivals[next_frame] < deadline) {
       std::optional<Event> popped = inbox_.pop(arrivals[next_frame]);
       if (!popped) continue;  // the next frame arrives
       event = checked(std::move(*popped));
