@@ -93,6 +93,40 @@ std::string strategy_text(const Measurement& m) {
   return text;
 }
 
+// A plan that is not possible is one short cell with a footnote mark: its reason (the
+// planner's sentence) once per family under the table, not on every row.
+std::vector<std::string> not_possible_reasons(const FamilyAnalysis& fa) {
+  std::vector<std::string> reasons;
+  for (const auto& r : fa.rows)
+    if (r.m.not_possible && std::find(reasons.begin(), reasons.end(), r.m.error) == reasons.end())
+      reasons.push_back(r.m.error);
+  for (const auto& m : fa.server)
+    if (m.not_possible && std::find(reasons.begin(), reasons.end(), m.error) == reasons.end())
+      reasons.push_back(m.error);
+  return reasons;
+}
+
+std::string superscript(std::size_t n) {
+  static const char* const kDigits[] = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
+  std::string out;
+  for (const char c : std::to_string(n)) out += kDigits[c - '0'];
+  return out;
+}
+
+std::string not_possible_cell(const FamilyAnalysis& fa, const Measurement& m) {
+  const auto reasons = not_possible_reasons(fa);
+  const auto it = std::find(reasons.begin(), reasons.end(), m.error);
+  return "not possible" + (it == reasons.end()
+                               ? std::string()
+                               : superscript(1 + static_cast<std::size_t>(it - reasons.begin())));
+}
+
+void not_possible_notes(std::ostringstream& md, const FamilyAnalysis& fa) {
+  const auto reasons = not_possible_reasons(fa);
+  for (std::size_t i = 0; i < reasons.size(); ++i)
+    md << superscript(i + 1) << " Not possible: " << reasons[i] << "\n\n";
+}
+
 std::string host_line(const std::string& name, const json& h) {
   std::ostringstream out;
   out << name << " (" << json_text(h, "hostname", "?") << "): " << json_text(h, "cpu", "?") << ", "
@@ -291,7 +325,7 @@ void speedup_matrix(std::ostringstream& md, const FamilyAnalysis& fa) {
     for (const auto& [n, s] : configs) {
       const Row* r = fa.find(size.label, n, s);
       if (r && r->m.not_possible)
-        md << " not possible |";
+        md << " " << not_possible_cell(fa, r->m) << " |";
       else if (!r || r->m.failed || !r->has_baseline)
         md << " — |";
       else if (!r->measurement_error.empty())
@@ -332,7 +366,7 @@ void strategies_section(std::ostringstream& md, const Analysis& a, const FamilyA
     if (m.nodes == 1) continue;
     md << "| " << m.size << " | " << m.nodes << " | " << strategy_text(m) << " | ";
     if (m.failed) {
-      md << (m.not_possible ? "not possible: " : "failed: ") << m.error << " | | | | | |\n";
+      md << (m.not_possible ? not_possible_cell(fa, m) : "failed: " + m.error) << " | | | | | |\n";
       continue;
     }
     md << sig3(m.fps) << " | "
@@ -389,7 +423,7 @@ void measurements_table(std::ostringstream& md, const FamilyAnalysis& fa) {
     md << "| " << m.size << " | " << (m.failed ? "—" : count(m.params)) << " | " << m.nodes << " | "
        << strategy_text(m) << " | ";
     if (m.failed) {
-      md << (m.not_possible ? "not possible: " : "failed: ") << m.error
+      md << (m.not_possible ? not_possible_cell(fa, m) : "failed: " + m.error)
          << " | | | | | | | | | | | | | | | |\n";
       continue;
     }
@@ -463,7 +497,7 @@ void server_section(std::ostringstream& md, const FamilyAnalysis& fa) {
     md << "| " << m.size << " | " << m.nodes << " | " << (m.nodes == 1 ? "—" : strategy_text(m))
        << " | ";
     if (m.failed) {
-      md << (m.not_possible ? "not possible" : "failed: " + m.error) << " | | | | | |\n";
+      md << (m.not_possible ? not_possible_cell(fa, m) : "failed: " + m.error) << " | | | | | |\n";
       continue;
     }
     md << sig3(m.latency_bound_ms) << " | " << (m.fps > 0 ? sig3(m.fps) : "none met it") << " | "
@@ -522,6 +556,7 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
            "Parallel efficiency (speedup / nodes) against model size." + offline);
   }
   speedup_matrix(md, fa);
+  not_possible_notes(md, fa);
   measurement_errors(md, fa);
   strategies_section(md, a, fa);
   md << "### Latency" << (fa.scenarios ? " (SingleStream)" : "") << "\n\n";
@@ -552,6 +587,7 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
         "live, so a model whose work sits in parallel branches leaves one stage with most of "
         "it).\n\n";
   measurements_table(md, fa);
+  not_possible_notes(md, fa);
 }
 
 }  // namespace
