@@ -14,6 +14,7 @@
 #include "harness/synthetic_results.hpp"
 #include "report/analysis.hpp"
 #include "report/markdown.hpp"
+#include "report/published.hpp"
 #include "report/results.hpp"
 
 namespace dpushard {
@@ -366,6 +367,26 @@ TEST(ReportAnalysis, ServerIsTheHighestRateUnderItsBoundBesideOffline) {
             std::string::npos)
       << text.substr(text.find("### Server"), 1200);
   EXPECT_NE(text.find("none met it"), std::string::npos);
+}
+
+TEST(ReportAnalysis, ThePublishedClusterResultHasOneRowPerFigureBesideThisRuns) {
+  const json doc = with_scenarios(testing::benchmark_json("cnn", testing::cnn_configs(), "sim"));
+  const auto a = report::analyze(parse(doc));
+  const std::string text = report::render_published_section(a, std::nullopt);
+  EXPECT_NE(text.find("## Against the published KV260 cluster result"), std::string::npos);
+  // Sizes above 100M were not swept here: said so, not invented.
+  EXPECT_NE(text.find("| up to 1.93× on 3 nodes, models above 100M | throughput speedup over "
+                      "one node, Offline | cnn: not measured (this run's largest size is 10M) |"),
+            std::string::npos)
+      << text;
+  // The break-evens are the run's own (2 nodes: replicate from 2M; 3 nodes: pipeline and
+  // replicate from 2M), the best strategy named.
+  EXPECT_NE(text.find("| throughput break-even (Offline), best strategy | cnn: ≤ 2M (replicate) |"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("| SLURM overhead 0.13 % |"), std::string::npos);
+  EXPECT_NE(text.find("not a SLURM run"), std::string::npos);
+  EXPECT_NE(text.find("no parameter of dpushard"), std::string::npos);
 }
 
 TEST(ReportAnalysis, TheLinkLabelSaysWhetherItWasEmulated) {

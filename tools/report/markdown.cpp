@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "figures.hpp"
+#include "published.hpp"
 
 namespace dpushard::report {
 namespace {
@@ -632,6 +633,7 @@ std::string render_markdown(const RunResults& results, const Analysis& a,
   busy_machine_warning(md, a);
   run_section(md, results, a);
   break_even_section(md, a);
+  md << render_published_section(a, read_slurm_overhead(results.dir));
   for (const auto& fa : a.families) family_section(md, a, fa, o);
   if (!a.failed.empty()) {
     md << "## Failed configurations\n\n";
