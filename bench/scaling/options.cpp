@@ -162,8 +162,8 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
   app.add_option("--inflight-per-node", o.inflight_per_node,
-                 "Offline: frames in flight per node of the configuration, at least (one board "
-                 "and sixteen each get K per node); 0: --inflight for all")
+                 "Offline: frames in flight per node of the configuration, in place of "
+                 "--inflight (one board and sixteen each get K per node); 0: --inflight")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
   app.add_option("--warmup-frames", o.warmup_frames,

@@ -205,8 +205,9 @@ void schedule(const SweepOptions& o, Config& c, const std::string& scenario) {
   if (scenario == "SingleStream") {
     c.inflight = 1;
   } else {  // Offline, and Server's window (its arrivals decide what is sent)
-    c.inflight = o.inflight > 0 ? o.inflight : offline_inflight(c.plan);
-    if (o.inflight_per_node > 0) c.inflight = std::max(c.inflight, o.inflight_per_node * c.nodes);
+    c.inflight = o.inflight_per_node > 0 ? o.inflight_per_node * c.nodes
+                 : o.inflight > 0        ? o.inflight
+                                         : offline_inflight(c.plan);
   }
   if (!c.error.empty()) return;
   const PlanPrediction& p = c.plan.predicted;
