@@ -77,11 +77,18 @@ nlohmann::json prediction_json(const PredictArgs& a, const Graph& graph, const T
                                const Prediction& p) {
   nlohmann::json ops = nlohmann::json::array();
   nlohmann::json cpu_ops = nlohmann::json::array();
+  double dpu_macs = 0, op_macs = 0;
   for (const auto& t : p.ops) {
     ops.push_back(op_json(t));
     if (t.engine == Device::Cpu)
       cpu_ops.push_back({{"op", t.op}, {"type", t.type}, {"ms", t.ms}, {"reason", t.cpu_reason}});
+    op_macs += static_cast<double>(t.macs);
+    if (t.engine == Device::Dpu) dpu_macs += static_cast<double>(t.macs);
   }
+  // DPU utilization two ways (docs/perf.md): the share of the ops' MACs placed on the DPU,
+  // and the share of one frame's time spent there.
+  const double mac_share = op_macs > 0 ? dpu_macs / op_macs : 0.0;
+  const double time_share = p.latency_ms > 0 ? p.dpu_ms / p.latency_ms : 0.0;
   nlohmann::json j = {{"file", a.file},
                       {"target", target.name},
                       {"arch", target.arch},
@@ -100,6 +107,8 @@ nlohmann::json prediction_json(const PredictArgs& a, const Graph& graph, const T
                       {"input_bytes", p.input_bytes},
                       {"output_bytes", p.output_bytes},
                       {"dpu_share", p.dpu_share},
+                      {"dpu_mac_share", mac_share},
+                      {"dpu_time_share", time_share},
                       {"dpu_subgraphs", p.dpu_subgraphs},
                       {"cpu_subgraphs", p.cpu_subgraphs},
                       {"macs", p.macs},

@@ -141,13 +141,35 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
                  "scheduling hiccup decides the result); 0: exactly --frames")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
-  app.add_option("--inflight", o.inflight, "Frames in flight")
-      ->check(CLI::Range(1, 4096))
+  app.add_option("--scenarios", o.scenarios,
+                 "MLPerf LoadGen scenarios measured per configuration: SingleStream (one frame "
+                 "in flight: latency), Offline (frames enough to saturate the plan: throughput), "
+                 "Server (Poisson arrivals: the highest rate whose p99 stays under a bound; one "
+                 "node, and replicate and auto on the largest node count)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"SingleStream", "Offline", "Server"}))
+      ->capture_default_str();
+  app.add_option("--server-latency-multiple", o.server_latency_multiple,
+                 "Server: the p99 bound is this many times one node's SingleStream p50 of the "
+                 "same model")
+      ->check(CLI::Range(1.0, 1000.0))
+      ->capture_default_str();
+  app.add_option("--max-latency-ms", o.max_latency_ms,
+                 "Server: the p99 bound in ms, in place of --server-latency-multiple (0: the "
+                 "multiple)")
+      ->check(CLI::Range(0.0, 1e7))
+      ->capture_default_str();
+  app.add_option("--server-trials", o.server_trials, "Server: rates tried by the bisection")
+      ->check(CLI::Range(1, 30))
+      ->capture_default_str();
+  app.add_option("--inflight", o.inflight,
+                 "Offline: frames in flight; 0: as many as saturate the plan, the planner's "
+                 "offline_inflight()")
+      ->check(CLI::Range(0, 4096))
       ->capture_default_str();
   app.add_option("--inflight-per-node", o.inflight_per_node,
-                 "Frames in flight per node of the configuration, in place of --inflight (one "
-                 "board and sixteen each get K per node; every timed iteration streams at least "
-                 "twice that); 0: --inflight for all")
+                 "Offline: frames in flight per node of the configuration, in place of "
+                 "--inflight (one board and sixteen each get K per node); 0: --inflight")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
   app.add_option("--warmup-frames", o.warmup_frames,

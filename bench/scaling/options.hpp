@@ -30,10 +30,18 @@ struct SweepOptions {
   std::string input = "224x224x3";
   std::uint64_t seed = 1;
   bool weights = true;  // false: models without weights (zoo --no-weights), timing-only workers
-  std::int64_t frames = 16;        // per timed iteration, at least
-  double min_seconds = 0.5;        // ... and enough frames for this long at the predicted fps
-  int inflight = 4;                // frames in flight
-  int inflight_per_node = 0;       // > 0: K x nodes in flight instead (and frames >= 2x that)
+  std::int64_t frames = 16;  // per timed iteration, at least
+  double min_seconds = 0.5;  // ... and enough frames for this long at the predicted fps
+  // MLPerf LoadGen's scenarios, each measured per configuration: SingleStream (one frame in
+  // flight; latency) and Offline (frames enough to saturate the plan; throughput).
+  // Server: Poisson arrivals; the highest rate whose p99 stays under a bound, for one node
+  // and for replicate and auto (the planner's choice) on the largest node count.
+  std::vector<std::string> scenarios = {"SingleStream", "Offline", "Server"};
+  double server_latency_multiple = 3;  // Server's p99 bound: this x one node's SingleStream p50
+  double max_latency_ms = 0;           // > 0: Server's p99 bound in ms instead
+  int server_trials = 6;               // rates tried by the bisection
+  int inflight = 0;                // Offline: frames in flight; 0: the planner's offline_inflight()
+  int inflight_per_node = 0;       // Offline: > 0: at least K x nodes in flight
   std::int64_t warmup_frames = 2;  // one untimed run per configuration before timing (0: none)
   int iterations = 1;              // timed iterations per repetition
   int repetitions = 1;             // --benchmark_repetitions, read for the progress estimate

@@ -13,6 +13,8 @@
 
 #include "dpushard/cluster.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/ethernet_link.hpp"
+#include "dpushard/split.hpp"
 #include "scaling/model_store.hpp"
 #include "scaling/options.hpp"
 #include "scaling/progress.hpp"
@@ -40,7 +42,9 @@ struct Config {
   double weight = 1;         // expected seconds, for the progress estimate
   std::string label;         // "10M on 2 nodes, experts"
   bool warmed = false;       // the warm-up ran (once, before the first repetition)
-  int inflight = 4;          // frames in flight (--inflight, or --inflight-per-node x nodes)
+  int inflight = 1;          // frames in flight: 1 (SingleStream), the plan's saturating count
+  int cycle = 1;             // frames per cycle of the plan's frame order (frame_cycle)
+  std::string scenario;      // MLPerf LoadGen's: "SingleStream" or "Offline"
 };
 
 struct Suite {
@@ -48,8 +52,12 @@ struct Suite {
   cluster::ClusterConfig cluster;
   std::unique_ptr<Progress> progress;
   std::vector<std::unique_ptr<Config>> configs;
-  std::map<std::string, std::pair<double, int>> baseline_fps;  // size -> (sum, count)
-  bool link_paced = false;  // what the cluster file asks for the nodes it names
+  // "size/scenario" -> (sum, count): the 1-node runs' fps
+  std::map<std::string, std::pair<double, int>> baseline_fps;
+  std::map<std::string, double> single_p50_ms;  // size -> one node's SingleStream p50
+  std::map<std::string, double> offline_fps;    // "size/nodes/strategy" -> its Offline fps
+  bool link_paced = false;                      // what the cluster file asks for the nodes it names
+  bool modeled = false;                         // every node runs the sim backend
   struct AutoChoice {
     std::string size;
     int nodes = 0;
@@ -109,6 +117,109 @@ double busiest_node_share(const Plan& plan) {
   double busiest = 0;
   for (const auto& [node, ms] : per_node) busiest = std::max(busiest, ms);
   return busiest / total;
+}
+
+// The most frames per second a plan can run, each a hard upper bound (0: not known); a
+// measured rate above one is an artifact of the measurement (the report flags it).
+struct RateBounds {
+  double node_fps = 0;  // a fragment runs its frames one after the other on each of its nodes
+  double link_fps = 0;  // the busiest node's port, each direction, at the link's goodput
+  double port_fps = 0;  // the head node's port: inputs out, outputs in
+};
+
+// `modeled`: the nodes take the timing model's time per fragment (sim), which is what the
+// plan's compute_ms is when the plan was priced by a timing model. `goodput_bytes_per_s`:
+// the paced link's payload rate (0: not paced, no link bounds). Bytes between fragments on
+// one node cross no port; the bytes counted are payload only (headers left out), so each
+// bound is at least the true one.
+RateBounds rate_bounds(const Plan& plan, bool modeled, double goodput_bytes_per_s) {
+  RateBounds b;
+  if (modeled && plan.cost_model.rfind("timing:", 0) == 0) {
+    for (const auto& f : plan.fragments) {
+      if (!(f.cost.compute_ms > 0) || f.nodes.empty()) continue;
+      double copies = static_cast<double>(f.nodes.size());
+      if (!plan.frame_share.empty()) {
+        const int most = *std::max_element(plan.frame_share.begin(), plan.frame_share.end());
+        int sum = 0;
+        for (int share : plan.frame_share) sum += share;
+        if (most > 0) copies = static_cast<double>(sum) / most;
+      }
+      const double fps = copies * 1000.0 / f.cost.compute_ms;
+      b.node_fps = b.node_fps > 0 ? std::min(b.node_fps, fps) : fps;
+    }
+  }
+  if (goodput_bytes_per_s > 0) {
+    std::map<int, double> tx, rx;  // per node slot, bytes per frame
+    double head_tx = 0, head_rx = 0;
+    auto nodes_of = [&](const std::string& name) -> const std::vector<int>* {
+      for (const auto& f : plan.fragments)
+        if (f.name == name) return &f.nodes;
+      return nullptr;
+    };
+    for (const auto& e : plan.edges) {
+      const auto bytes = static_cast<double>(e.bytes);
+      const std::vector<int>* from = e.from == "model" ? nullptr : nodes_of(e.from);
+      const std::vector<int>* to = e.to == "model" ? nullptr : nodes_of(e.to);
+      if (e.from == "model") head_tx += bytes;
+      if (e.to == "model") head_rx += bytes;
+      // Replica r of the producer sends to replica r of the consumer (or the head node).
+      const std::size_t copies = std::max(from ? from->size() : 1, to ? to->size() : 1);
+      for (std::size_t r = 0; r < copies; ++r) {
+        const int a = from ? (*from)[std::min(r, from->size() - 1)] : -1;
+        const int z = to ? (*to)[std::min(r, to->size() - 1)] : -1;
+        if (a == z) continue;  // one node: no port crossed
+        const double share = bytes / static_cast<double>(copies);
+        if (a >= 0) tx[a] += share;
+        if (z >= 0) rx[z] += share;
+      }
+    }
+    double busiest = 0;
+    for (const auto& [node, bytes] : tx) busiest = std::max(busiest, bytes);
+    for (const auto& [node, bytes] : rx) busiest = std::max(busiest, bytes);
+    if (busiest > 0) b.link_fps = goodput_bytes_per_s / busiest;
+    const double head = std::max(head_tx, head_rx);
+    if (head > 0) b.port_fps = goodput_bytes_per_s / head;
+  }
+  return b;
+}
+
+// Frames for one timed run: the fill (the frames in flight, rounded up to whole cycles of
+// the frame order), then whole cycles lasting --min-seconds at `fps` (at least --frames and
+// two cycles), so the rate is counted over whole cycles of a span long enough to repeat.
+std::int64_t frames_for(const SweepOptions& o, const Config& c, double fps) {
+  const std::int64_t cycle = std::max(c.cycle, 1);
+  const std::int64_t fill = (std::max(c.inflight, 1) + cycle - 1) / cycle * cycle;
+  const double want = std::max(static_cast<double>(o.frames), o.min_seconds * fps);
+  const auto cycles = std::max<std::int64_t>(
+      2, static_cast<std::int64_t>(std::ceil(want / static_cast<double>(cycle))));
+  return fill + cycles * cycle;
+}
+
+// A configuration in one of MLPerf LoadGen's scenarios: SingleStream streams one frame at a
+// time (its latency is a frame's alone, with no queue), Offline keeps enough frames in
+// flight to saturate the plan (the planner's offline_inflight(), or --inflight /
+// --inflight-per-node where given); then the frames and the expected time of its runs.
+void schedule(const SweepOptions& o, Config& c, const std::string& scenario) {
+  c.scenario = scenario;
+  c.label += " (" + scenario + ")";
+  if (scenario == "SingleStream") {
+    c.inflight = 1;
+  } else {  // Offline, and Server's window (its arrivals decide what is sent)
+    c.inflight = o.inflight_per_node > 0 ? o.inflight_per_node * c.nodes
+                 : o.inflight > 0        ? o.inflight
+                                         : offline_inflight(c.plan);
+  }
+  if (!c.error.empty()) return;
+  const PlanPrediction& p = c.plan.predicted;
+  double fps = p.throughput_fps > 0 ? p.throughput_fps : 10.0;
+  if (scenario == "SingleStream" && p.latency_ms > 0) fps = std::min(fps, 1000.0 / p.latency_ms);
+  c.frames = frames_for(o, c, fps);
+  if (scenario == "Server")  // each trial: at least 64 arrivals or --min-seconds
+    c.frames = o.server_trials *
+               std::max<std::int64_t>(64, static_cast<std::int64_t>(o.min_seconds * fps / 2));
+  const double frames = static_cast<double>(c.frames * o.iterations + o.warmup_frames);
+  const double loads = o.warmup_frames > 0 ? 2.0 : 1.0;
+  c.weight = loads * (0.3 + c.params / 1e8) * o.iterations + frames / fps;
 }
 
 // What the plan is, as the planner's candidates name it.
@@ -182,7 +293,6 @@ void prepare(Suite& s) {
         c->size = size;
         c->nodes = n;
         c->strategy = strategy;
-        c->inflight = o.inflight_per_node > 0 ? o.inflight_per_node * n : o.inflight;
         c->dir = plan_dir(o, size, n, strategy);
         c->label = o.family + " " + size + " on " + std::to_string(n) + " node" +
                    (n == 1 ? "" : "s, " + strategy);
@@ -199,14 +309,7 @@ void prepare(Suite& s) {
             continue;
           }
           fill_cost(*c);
-          const double fps =
-              c->plan.predicted.throughput_fps > 0 ? c->plan.predicted.throughput_fps : 10.0;
-          c->frames = std::max(o.frames, static_cast<std::int64_t>(std::ceil(o.min_seconds * fps)));
-          if (o.inflight_per_node > 0)
-            c->frames = std::max(c->frames, static_cast<std::int64_t>(2 * c->inflight));
-          const double frames = static_cast<double>(c->frames * o.iterations + o.warmup_frames);
-          const double loads = o.warmup_frames > 0 ? 2.0 : 1.0;
-          c->weight = loads * (0.3 + c->params / 1e8) * o.iterations + frames / fps;
+          c->cycle = cluster::frame_cycle(c->plan);
         } catch (const Error& e) {
           c->error = e.what();
           s.progress->note(c->label + ": no plan: " + c->error);
@@ -221,7 +324,16 @@ void prepare(Suite& s) {
           s.auto_choices.push_back({c->size, c->nodes, c->plan_label});
           continue;  // not measured twice
         }
-        s.configs.push_back(std::move(c));
+        for (const auto& scenario : o.scenarios) {
+          // Server: one node, and replicate and auto (the planner's choice) on the most nodes.
+          if (scenario == "Server" && c->nodes != 1 &&
+              !(c->nodes == counts.back() &&
+                (c->strategy == "replicate" || c->strategy == "auto" || c->planner_choice)))
+            continue;
+          auto sc = std::make_unique<Config>(*c);
+          schedule(o, *sc, scenario);
+          s.configs.push_back(std::move(sc));
+        }
       }
     }
   }
@@ -250,6 +362,85 @@ cluster::RunResult run_once(const Suite& s, const Config& c, std::int64_t frames
   }
 }
 
+std::string config_key(const Config& c) {
+  return c.size + "/" + std::to_string(c.nodes) + "/" + c.strategy;
+}
+
+// MLPerf LoadGen's Server scenario: frames arrive as a Poisson process; the result is the
+// highest rate whose p99 latency stays under the bound (--max-latency-ms, else
+// --server-latency-multiple x one node's SingleStream p50 of the model), found by bisection
+// between 0 and the configuration's Offline rate in --server-trials runs.
+void run_server(benchmark::State& state, Suite& s, Config& c) {
+  const SweepOptions& o = s.options;
+  double bound_ms = o.max_latency_ms;
+  if (!(bound_ms > 0)) {
+    const auto it = s.single_p50_ms.find(c.size);
+    if (it == s.single_p50_ms.end()) {
+      state.SkipWithError("Server: no SingleStream p50 of one node for the latency bound");
+      s.progress->finish(c.label, c.weight, "FAILED: no one-node SingleStream p50");
+      return;
+    }
+    bound_ms = o.server_latency_multiple * it->second;
+  }
+  const auto offline = s.offline_fps.find(config_key(c));
+  const double top =
+      offline != s.offline_fps.end() ? offline->second : c.plan.predicted.throughput_fps;
+  double best = 0, best_p99 = 0, best_p50 = 0, wall = 0;
+  int trials = 0;
+  for (auto _ : state) {
+    double lo = 0, hi = top;
+    for (int i = 0; i < o.server_trials; ++i) {
+      const double rate = (lo + hi) / 2;
+      // A rate that misses the bound is tried once more (another arrival schedule): on a
+      // shared machine one late timer decides a p99 of 64 frames.
+      bool met = false;
+      for (int attempt = 0; attempt < 2 && !met; ++attempt) {
+        cluster::RunOptions ro;
+        ro.frames = std::max<std::int64_t>(64, static_cast<std::int64_t>(rate * o.min_seconds));
+        ro.arrival_fps = rate;
+        ro.inflight = c.inflight;  // the Offline window: arrivals beyond it queue at the head
+        ro.seed = static_cast<std::uint64_t>(2 * i + attempt);
+        ro.name = "bench_" + o.family + "_scaling";
+        cluster::RunResult r;
+        try {
+          r = cluster::run_on_cluster(c.plan, c.dir, s.cluster, ro);
+        } catch (const std::exception& e) {
+          r.error = e.what();
+        }
+        if (!r.complete) {
+          state.SkipWithError(("Server: " + run_error(r)).c_str());
+          s.progress->finish(c.label, c.weight, "FAILED: " + run_error(r));
+          return;
+        }
+        wall += r.wall_s;
+        ++trials;
+        met = r.latency_p99_ms <= bound_ms;
+        if (met && rate > best) {
+          best = rate;
+          best_p99 = r.latency_p99_ms;
+          best_p50 = r.latency_p50_ms;
+        }
+      }
+      (met ? lo : hi) = rate;
+    }
+    state.SetIterationTime(wall);
+  }
+  state.counters["params"] = c.params;
+  state.counters["gmacs"] = c.gmacs;
+  state.counters["nodes"] = c.nodes;
+  state.counters["fps"] = best;  // the highest rate whose p99 stayed under the bound
+  state.counters["latency_bound_ms"] = bound_ms;
+  state.counters["p50_ms"] = best_p50;
+  state.counters["p99_ms"] = best_p99;
+  state.counters["offline_fps"] = top;
+  state.counters["server_trials"] = trials;
+  state.counters["predicted_fps"] = c.plan.predicted.throughput_fps;
+  state.counters["predicted_latency_ms"] = c.plan.predicted.latency_ms;
+  s.progress->finish(c.label, c.weight,
+                     fixed(best, 1) + " fps with p99 " + fixed(best_p99, 1) +
+                         " ms <= " + fixed(bound_ms, 1) + " ms");
+}
+
 void run_config(benchmark::State& state, Suite& s, Config& c) {
   s.progress->start(c.label);
   // The plan's own name, and the planner's mark: the report reads both from the label.
@@ -268,6 +459,7 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
     skip("no plan: " + c.error);
     return;
   }
+  if (c.scenario == "Server") return run_server(state, s, c);
   // Once per configuration (connections, worker caches): repetitions need no new warm-up.
   if (s.options.warmup_frames > 0 && !c.warmed) {
     const cluster::RunResult warm = run_once(s, c, s.options.warmup_frames);
@@ -286,7 +478,16 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
   int runs = 0;
   std::int64_t frames = 0;
   for (auto _ : state) {
-    const cluster::RunResult r = run_once(s, c, c.frames);
+    cluster::RunResult r = run_once(s, c, c.frames);
+    // Time-based: a plan much faster than predicted streams again, for --min-seconds at the
+    // rate it measured (then every later repetition streams that many too).
+    if (r.complete && r.steady_fps > 0) {
+      const std::int64_t need = frames_for(s.options, c, r.steady_fps);
+      if (need > c.frames + c.frames / 4) {
+        c.frames = need;
+        r = run_once(s, c, c.frames);
+      }
+    }
     if (!r.complete) {
       skip(run_error(r));
       return;
@@ -321,8 +522,11 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
   // The steady-state rate (the pipeline's fill left out), as the planner predicts it.
   const double fps = steady / n;
   const double span_fps = static_cast<double>(frames) / wall;
+  const std::string baseline_key = c.size + "/" + c.scenario;
+  if (c.scenario == "SingleStream" && c.nodes == 1) s.single_p50_ms[c.size] = p50 / runs;
+  if (c.scenario == "Offline") s.offline_fps[config_key(c)] = steady / runs;
   if (c.nodes == 1) {
-    auto& [sum, count] = s.baseline_fps[c.size];
+    auto& [sum, count] = s.baseline_fps[baseline_key];
     sum += fps;
     ++count;
   }
@@ -330,6 +534,8 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
   state.counters["gmacs"] = c.gmacs;
   state.counters["nodes"] = c.nodes;
   state.counters["frames"] = static_cast<double>(frames) / n;
+  state.counters["inflight"] = c.inflight;  // Offline: the planner's saturating count
+  state.counters["predicted_latency_ms"] = c.plan.predicted.latency_ms;
   state.counters["fps"] = fps;
   state.counters["span_fps"] = span_fps;
   state.counters["predicted_fps"] = c.plan.predicted.throughput_fps;
@@ -346,8 +552,14 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
   state.counters["orchestrator_cpu_ms"] = orchestrator_cpu_ms / n;
   state.counters["node_tx_bytes"] = node_tx_bytes / n;
   state.counters["link_paced"] = paced / n;
+  const double goodput =
+      paced > 0 ? s.cluster.link_gbps * 1e9 / 8 * ethernet::kPayloadEfficiency : 0.0;
+  const RateBounds bounds = rate_bounds(c.plan, s.modeled, goodput);
+  state.counters["bound_node_fps"] = bounds.node_fps;
+  state.counters["bound_link_fps"] = bounds.link_fps;
+  state.counters["bound_port_fps"] = bounds.port_fps;
   std::string result = fixed(fps, 1) + " fps, p50 " + fixed(p50 / n, 1) + " ms";
-  if (const auto it = s.baseline_fps.find(c.size); it != s.baseline_fps.end()) {
+  if (const auto it = s.baseline_fps.find(baseline_key); it != s.baseline_fps.end()) {
     const double base = it->second.first / it->second.second;
     const double speedup = fps / base;
     state.counters["speedup"] = speedup;
@@ -382,9 +594,15 @@ void add_context(const Suite& s) {
   benchmark::AddCustomContext("cluster_nodes", std::to_string(s.cluster.nodes.size()));
   benchmark::AddCustomContext("frames", std::to_string(o.frames));
   benchmark::AddCustomContext("min_seconds", fixed(o.min_seconds, 2));
-  benchmark::AddCustomContext("inflight", o.inflight_per_node > 0
-                                              ? std::to_string(o.inflight_per_node) + " per node"
-                                              : std::to_string(o.inflight));
+  std::string scenarios;
+  for (const auto& sc : o.scenarios) scenarios += (scenarios.empty() ? "" : ",") + sc;
+  benchmark::AddCustomContext("scenarios", scenarios);
+  benchmark::AddCustomContext(
+      "inflight",
+      "SingleStream 1; Offline " +
+          (o.inflight_per_node > 0 ? "at least " + std::to_string(o.inflight_per_node) + " per node"
+           : o.inflight > 0        ? std::to_string(o.inflight)
+                                   : std::string("the planner's offline_inflight()")));
   benchmark::AddCustomContext("warmup_frames", std::to_string(o.warmup_frames));
   benchmark::AddCustomContext("iterations", std::to_string(o.iterations));
   benchmark::AddCustomContext("zoo_experts", std::to_string(o.experts));
@@ -416,7 +634,8 @@ void add_context(const Suite& s) {
 void register_all(Suite& s) {
   for (const auto& c : s.configs) {
     const std::string name = s.options.family + "/params:" + c->size +
-                             "/nodes:" + std::to_string(c->nodes) + "/strategy:" + c->strategy;
+                             "/nodes:" + std::to_string(c->nodes) + "/strategy:" + c->strategy +
+                             "/scenario:" + c->scenario;
     Config* config = c.get();
     benchmark::RegisterBenchmark(
         name.c_str(), [&s, config](benchmark::State& state) { run_config(state, s, *config); })
@@ -463,6 +682,8 @@ int run_scaling_suite(const std::string& family, int argc, char** argv) {
     for (const auto& node : s.cluster.nodes)
       backends.push_back(node.backend.empty() ? "any" : node.backend);
     s.link_paced = cluster::link_is_paced(s.cluster, backends);
+    s.modeled = std::all_of(backends.begin(), backends.end(),
+                            [](const std::string& b) { return b == "sim"; });
     s.progress = std::make_unique<Progress>(family, o.progress_file);
     prepare(s);
     double weight = 0;
@@ -474,7 +695,8 @@ int run_scaling_suite(const std::string& family, int argc, char** argv) {
                      " node(s), at least " + std::to_string(o.frames) + " frames and " +
                      fixed(o.min_seconds, 2) + " s each, " +
                      (o.inflight_per_node > 0 ? std::to_string(o.inflight_per_node) + " per node"
-                                              : std::to_string(o.inflight)) +
+                      : o.inflight > 0        ? std::to_string(o.inflight)
+                                              : std::string("Offline: the planner's count")) +
                      " in flight");
   } catch (const std::exception& e) {
     std::cerr << "bench_" << family << "_scaling: error: " << e.what() << "\n";

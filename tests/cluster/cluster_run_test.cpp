@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "cluster/job_layout.hpp"
+#include "cluster/steady_rate.hpp"
 #include "dpushard/builtin_backends.hpp"
 #include "dpushard/cluster.hpp"
 #include "dpushard/local_run.hpp"
@@ -453,6 +454,26 @@ TEST_F(ClusterRunTest, PacedLinkReachesTheWorkersThroughLoad) {
   EXPECT_GE(result.wall_s, 0.36) << "unshaped: " << unshaped.wall_s << " s";
   for (const auto& node : result.nodes) EXPECT_GE(node.cpu_ms, 0.0);
   EXPECT_GT(result.orchestrator_cpu_ms_per_frame, 0.0);
+}
+
+TEST_F(ClusterRunTest, ServerSendsEachFrameAtItsPoissonArrival) {
+  // MLPerf LoadGen's Server scenario: 8 frames arriving at 20 fps on average, whatever is in
+  // flight. The stream lasts at least until the last arrival (a closed loop would send the
+  // next frame when one completes, with no regard for the schedule), every frame's output
+  // is still the whole model's, and latency counts from arrival.
+  const auto [plan, dir] = plan_for("cnn", Strategy::Experts, 2);
+  RunOptions options = quick(8, 1);
+  options.arrival_fps = 20;
+  const RunResult result = run_on_cluster(plan, dir, cluster(), options);
+  ASSERT_TRUE(result.complete) << result.error;
+  EXPECT_EQ(result.frames_completed, 8);
+  const auto arrivals = poisson_arrivals(20, 8, options.seed);
+  const double last = std::chrono::duration<double>(arrivals.back()).count();
+  EXPECT_GE(result.wall_s, last);
+  const Graph& model = models_->at("cnn");
+  for (std::uint64_t frame = 0; frame < 8; ++frame)
+    EXPECT_EQ(result.frame_output_sha256[frame], reference_hashes(model, frame % 4));
+  EXPECT_GT(result.latency_min_ms, 0.0);
 }
 
 TEST_F(ClusterRunTest, WrongTokenIsRefusedNamingTheNode) {

@@ -1,7 +1,10 @@
-// steady_rate: the window's fill is left out, so frames finishing together on several nodes
-// are not counted as free.
+// steady_rate: the window's fill is left out and whole cycles of the frame order counted, so
+// frames finishing together on several nodes are not counted as free.
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "cluster/steady_rate.hpp"
 
@@ -34,6 +37,109 @@ TEST(SteadyRate, AShortStreamLeavesOutHalfAndTooShortHasNone) {
   EXPECT_EQ(steady_rate({}, 6), 0.0);
   // One frame in flight: the rate after the first completion, as before.
   EXPECT_NEAR(steady_rate(completions(5, 1, milliseconds(10)), 1), 4 / 0.040, 1e-9);
+}
+
+// A replay of the orchestrator's rules: `inflight` frames in flight (a frame launches when
+// one completes), frame f on replica f mod `replicas`, each replica running its frames one
+// after the other in `period` (plus `skew` x r for replica r's first frame, so replicas
+// need not finish in lockstep). Returns the completion times in completion order.
+std::vector<Clock::time_point> replay(std::size_t frames, std::size_t replicas,
+                                      std::size_t inflight, milliseconds period,
+                                      std::chrono::microseconds skew = {}) {
+  std::vector<Clock::time_point> free_at(replicas, Clock::time_point{});
+  for (std::size_t r = 0; r < replicas; ++r) free_at[r] += skew * static_cast<int>(r);
+  std::vector<Clock::time_point> finish;
+  for (std::size_t f = 0; f < frames; ++f) {
+    // Launched at the start, or when the (f - inflight)-th completion frees a slot.
+    Clock::time_point launch{};
+    if (f >= inflight) {
+      std::vector<Clock::time_point> sorted = finish;
+      std::sort(sorted.begin(), sorted.end());
+      launch = sorted[f - inflight];
+    }
+    const std::size_t r = f % replicas;
+    const Clock::time_point start = std::max(launch, free_at[r]);
+    finish.push_back(start + period);
+    free_at[r] = finish.back();
+  }
+  std::sort(finish.begin(), finish.end());
+  return finish;
+}
+
+TEST(SteadyRate, FourReplicasFinishingInBatchesAreFourTimesOneNotMore) {
+  // 45 ms a frame: 4 replicas can do 88.9 fps. With 6 in flight they finish in batches of
+  // 4; starting the window after the 6th completion starts it mid-batch and counts the rest
+  // of that batch as free: 16 frames read 1.25x, 27 frames 1.05x, 64 frames 1.04x.
+  const double capacity = 4000.0 / 45;
+  for (std::size_t frames : {16u, 27u, 64u}) {
+    const auto at = replay(frames, 4, 6, milliseconds(45));
+    EXPECT_NEAR(steady_rate(at, 6, 4), capacity, 1e-6 * capacity) << frames << " frames";
+    // The old rule (no cycle) on the same completions: above what 4 replicas can do.
+    EXPECT_GT(steady_rate(at, 6, 1), 1.03 * capacity) << frames << " frames";
+  }
+}
+
+TEST(SteadyRate, FourSkewedReplicasStayAtTheirCapacity) {
+  // Replicas out of phase (each 3 ms behind the one before): still whole cycles, within 2 %.
+  const double capacity = 4000.0 / 45;
+  for (std::size_t frames : {16u, 27u, 64u}) {
+    const auto at = replay(frames, 4, 8, milliseconds(45), std::chrono::microseconds(3000));
+    const double rate = steady_rate(at, 8, 4);
+    EXPECT_LE(rate, 1.02 * capacity) << frames << " frames";
+    EXPECT_GE(rate, 0.9 * capacity) << frames << " frames";
+  }
+}
+
+TEST(SteadyRate, TheCycleIsThePlansFrameOrder) {
+  Plan plan;
+  PlanFragment model;
+  model.nodes = {0, 1, 2, 3};
+  plan.fragments.push_back(model);
+  EXPECT_EQ(frame_cycle(plan), 4);  // replicate: its copies
+  plan.frame_share = {1, 1, 2, 1};
+  EXPECT_EQ(frame_cycle(plan), 5);  // weighted shares: one cycle of replica_cycle
+  Plan experts;
+  for (int node = 0; node < 3; ++node) {
+    PlanFragment f;
+    f.nodes = {node};
+    experts.fragments.push_back(f);
+  }
+  EXPECT_EQ(frame_cycle(experts), 1);
+  Plan hybrid;  // 2 replicas of a 2-node plan: every fragment on one node per replica
+  for (int node = 0; node < 2; ++node) {
+    PlanFragment f;
+    f.nodes = {node, node + 2};
+    hybrid.fragments.push_back(f);
+  }
+  EXPECT_EQ(frame_cycle(hybrid), 2);
+}
+
+TEST(SteadyRate, AShortStreamFallsBackToThePlainRule) {
+  // Fewer completions than two cycles: cycle 1, the fill at most half of them.
+  const auto at = completions(6, 4, milliseconds(10));  // batches at 10 ms and 20 ms
+  EXPECT_GT(steady_rate(at, 6, 4), 0.0);
+  EXPECT_EQ(steady_rate(at, 6, 4), steady_rate(at, 6, 1));
+}
+
+TEST(ServerArrivals, APoissonProcessOfTheRateTheSameForTheSameSeed) {
+  const auto at = poisson_arrivals(200, 4000, 7);
+  ASSERT_EQ(at.size(), 4000u);
+  EXPECT_TRUE(std::is_sorted(at.begin(), at.end()));
+  // 4000 exponential gaps of mean 5 ms: their mean within 5 % (4.7 sigma), and their spread
+  // that of an exponential (standard deviation = mean), not a fixed period.
+  const double total = std::chrono::duration<double>(at.back()).count();
+  EXPECT_NEAR(total / 4000, 0.005, 0.005 * 0.05);
+  double ss = 0;
+  auto previous = Clock::duration::zero();
+  for (const auto t : at) {
+    const double g = std::chrono::duration<double>(t - previous).count() - total / 4000;
+    ss += g * g;
+    previous = t;
+  }
+  EXPECT_NEAR(std::sqrt(ss / 3999), 0.005, 0.005 * 0.1);
+  EXPECT_EQ(poisson_arrivals(200, 4000, 7), at);
+  EXPECT_NE(poisson_arrivals(200, 4000, 8), at);
+  EXPECT_TRUE(poisson_arrivals(0, 10, 7).empty());
 }
 
 }  // namespace

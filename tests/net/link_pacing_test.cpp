@@ -1,9 +1,10 @@
 // The emulated link (core/src/net/link_shaper.hpp): each node's port paces what it sends
 // and receives. Every node here has its own io thread and port, as separate worker
 // processes do; the tensors really cross loopback TCP through the protocol's connections.
-// The times checked are the emulated wire's (bytes / rate), which a loaded machine can only
-// stretch (a starved io thread comes back late): each case is tried up to three times and
-// its best attempt must be within 10 %.
+// The times checked are the emulated wire's (payload bytes framed as Gigabit Ethernet frames
+// them, 1538 wire bytes per 1460, / rate), which a loaded machine can only stretch (a
+// starved io thread comes back late): each case is tried up to three times and its best
+// attempt must be within 10 % (5 % for the framing itself).
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@
 #include <optional>
 #include <thread>
 
+#include "dpushard/ethernet_link.hpp"
 #include "net/connection.hpp"
 
 namespace dpushard::net {
@@ -116,10 +118,15 @@ void send(Node& node, const std::shared_ptr<Connection>& c, std::uint64_t frame,
 
 constexpr std::size_t kEightMB = 8'000'000;
 constexpr int kAttempts = 3;
+// Wire bytes per payload byte: Ethernet, IP and TCP framing per 1460-byte segment.
+constexpr double kFraming = 1538.0 / 1460.0;
+// 8 MB at 0.1 Gbit/s: 0.64 s of payload, 0.674 s on the wire.
+constexpr double kEightMBAtATenth = 0.64 * kFraming;
 
 // The best of up to kAttempts runs of `attempt` (each returns its times), by the worst
-// time's distance from `expected`; stops at the first within 10 %.
-std::vector<double> best_of(double expected, const std::function<std::vector<double>()>& attempt) {
+// time's distance from `expected`; stops at the first within `tolerance`.
+std::vector<double> best_of(double expected, const std::function<std::vector<double>()>& attempt,
+                            double tolerance = 0.1) {
   std::vector<double> best;
   double best_error = 1e9;
   for (int i = 0; i < kAttempts; ++i) {
@@ -130,14 +137,39 @@ std::vector<double> best_of(double expected, const std::function<std::vector<dou
       best_error = error;
       best = times;
     }
-    if (best_error <= 0.1) break;
+    if (best_error <= tolerance) break;
   }
   return best;
 }
 
-TEST(LinkPacing, EightMegabytesAtATenthOfAGigabitTakeSixtyFourHundredths) {
+TEST(LinkPacing, EightMegabytesAtOneGigabitCarryEthernetFraming) {
+  // What Gigabit Ethernet puts on the wire: 8e6 x 8 x 1538/1460 / 1e9 = 67.4 ms, not the
+  // 64 ms of the payload alone; the constants are the planner's (ethernet_link.hpp).
+  static_assert(ethernet::kPayloadPerSegment == 1460 && ethernet::kWirePerSegment == 1538);
+  const double expected = 8e6 * 8 * 1538 / 1460 / 1e9;
+  EXPECT_NEAR(ethernet::wire_seconds(8e6, 1e9), expected, 1e-12);
   const auto tensor = tensor_of(kEightMB);
-  const double seconds = best_of(0.64, [&] {
+  const double seconds = best_of(
+      expected,
+      [&] {
+        Node a(1.0), b(1.0);
+        Arrivals at_a, at_b;
+        auto [ab, ba] = connect(a, at_a, b, at_b);
+        a.run();
+        b.run();
+        const auto start = Clock::now();
+        send(a, ab, 7, tensor);
+        return std::vector<double>{Seconds(at_b.wait(7) - start).count()};
+      },
+      0.05)[0];
+  std::printf("8 MB at 1 Gbit/s: %.4f s (expected %.4f with framing, 0.0640 without)\n", seconds,
+              expected);
+  EXPECT_NEAR(seconds, expected, 0.05 * expected);
+}
+
+TEST(LinkPacing, EightMegabytesAtATenthOfAGigabitTakeSixtySevenHundredths) {
+  const auto tensor = tensor_of(kEightMB);
+  const double seconds = best_of(kEightMBAtATenth, [&] {
     Node a(0.1), b(0.1);
     Arrivals at_a, at_b;
     auto [ab, ba] = connect(a, at_a, b, at_b);
@@ -147,13 +179,13 @@ TEST(LinkPacing, EightMegabytesAtATenthOfAGigabitTakeSixtyFourHundredths) {
     send(a, ab, 7, tensor);
     return std::vector<double>{Seconds(at_b.wait(7) - start).count()};
   })[0];
-  std::printf("8 MB at 0.1 Gbit/s: %.3f s (expected 0.640)\n", seconds);
-  EXPECT_NEAR(seconds, 0.64, 0.064);
+  std::printf("8 MB at 0.1 Gbit/s: %.3f s (expected %.3f)\n", seconds, kEightMBAtATenth);
+  EXPECT_NEAR(seconds, kEightMBAtATenth, 0.1 * kEightMBAtATenth);
 }
 
-TEST(LinkPacing, BothDirectionsAtOnceEachTakeSixtyFourHundredths) {
+TEST(LinkPacing, BothDirectionsAtOnceEachTakeSixtySevenHundredths) {
   const auto tensor = tensor_of(kEightMB);
-  const auto times = best_of(0.64, [&] {
+  const auto times = best_of(kEightMBAtATenth, [&] {
     Node a(0.1), b(0.1);
     Arrivals at_a, at_b;
     auto [ab, ba] = connect(a, at_a, b, at_b);
@@ -168,16 +200,17 @@ TEST(LinkPacing, BothDirectionsAtOnceEachTakeSixtyFourHundredths) {
   const double a_to_b = times[0], b_to_a = times[1];
   std::printf("full duplex, 8 MB each way at 0.1 Gbit/s: a->b %.3f s, b->a %.3f s\n", a_to_b,
               b_to_a);
-  EXPECT_NEAR(a_to_b, 0.64, 0.064);
-  EXPECT_NEAR(b_to_a, 0.64, 0.064);
+  EXPECT_NEAR(a_to_b, kEightMBAtATenth, 0.1 * kEightMBAtATenth);
+  EXPECT_NEAR(b_to_a, kEightMBAtATenth, 0.1 * kEightMBAtATenth);
 }
 
 TEST(LinkPacing, TwoSendersShareOneReceivingPort) {
   // 32 MB from each of a and c into b's 1 Gbit/s port: alone 0.256 s each; sharing b's
-  // ingress, each gets half the port, so both finish at about 0.512 s.
+  // ingress, each gets half the port, so both finish at about 0.512 s of payload, 0.539 s
+  // with the framing (0.47 Gbit/s of payload each).
   constexpr std::size_t kBytes = 32'000'000;
   const auto tensor = tensor_of(kBytes);
-  const auto times = best_of(0.512, [&] {
+  const auto times = best_of(0.512 * kFraming, [&] {
     Node a(1.0), b(1.0), c(1.0);
     Arrivals at_a, at_b, at_c;
     auto [ab, ba] = connect(a, at_a, b, at_b);
@@ -194,7 +227,7 @@ TEST(LinkPacing, TwoSendersShareOneReceivingPort) {
   const double from_a = times[0], from_c = times[1];
   std::printf(
       "two senders into one 1 Gbit/s port, 32 MB each: %.3f s and %.3f s (%.2f and "
-      "%.2f Gbit/s; expected 0.512 s, 0.5 Gbit/s each)\n",
+      "%.2f Gbit/s of payload; expected 0.539 s, 0.47 Gbit/s each)\n",
       from_a, from_c, kBytes * 8 / from_a / 1e9, kBytes * 8 / from_c / 1e9);
   // Half each: the two rates within 10 % of each other, and together never more than the
   // port. From below only loosely: the receiving io thread handles every slice of both (the
@@ -207,14 +240,14 @@ TEST(LinkPacing, TwoSendersShareOneReceivingPort) {
   EXPECT_GE(rate_a, 0.3);
   EXPECT_GE(rate_c, 0.3);
   EXPECT_NEAR(rate_a / rate_c, 1.0, 0.1);
-  EXPECT_LE(rate_a + rate_c, 1.05);
+  EXPECT_LE(rate_a + rate_c, 1.05 / kFraming);
 }
 
 TEST(LinkPacing, TwoConnectionsShareOneSendingPort) {
   // a sends to b and c at once: its egress is the shared resource.
   constexpr std::size_t kBytes = 32'000'000;
   const auto tensor = tensor_of(kBytes);
-  const auto times = best_of(0.512, [&] {
+  const auto times = best_of(0.512 * kFraming, [&] {
     Node a(1.0), b(1.0), c(1.0);
     Arrivals at_a, at_b, at_c;
     auto [ab, ba] = connect(a, at_a, b, at_b);
@@ -232,8 +265,8 @@ TEST(LinkPacing, TwoConnectionsShareOneSendingPort) {
   std::printf("one 1 Gbit/s port sending 32 MB to each of two nodes: %.3f s and %.3f s\n", to_b,
               to_c);
   // Both share the port: the later one ends when 64 MB have crossed, and neither starves.
-  EXPECT_NEAR(std::max(to_b, to_c), 0.512, 0.0512);
-  EXPECT_GT(std::min(to_b, to_c), 0.512 * 0.6);
+  EXPECT_NEAR(std::max(to_b, to_c), 0.512 * kFraming, 0.0512 * kFraming);
+  EXPECT_GT(std::min(to_b, to_c), 0.512 * kFraming * 0.6);
 }
 
 TEST(LinkPacing, LatencyIsAddedOnceAndUnshapedPortsDoNotWait) {
@@ -244,12 +277,13 @@ TEST(LinkPacing, LatencyIsAddedOnceAndUnshapedPortsDoNotWait) {
   a.run();
   b.run();
   auto start = Clock::now();
-  send(a, ab, 1, tensor_of(1'000'000));  // 80 ms on the wire + 50 ms latency
+  send(a, ab, 1, tensor_of(1'000'000));  // 84 ms on the wire (80 of payload) + 50 ms latency
   const double paced = Seconds(at_b.wait(1) - start).count();
-  std::printf("1 MB at 0.1 Gbit/s with 50 ms latency: %.3f s (expected 0.130)\n", paced);
-  // A loaded machine only adds to it; the latency added twice would be 0.180 s.
-  EXPECT_GE(paced, 0.130 - 0.013);
-  EXPECT_LT(paced, 0.155);
+  const double expected = 0.080 * kFraming + 0.050;
+  std::printf("1 MB at 0.1 Gbit/s with 50 ms latency: %.3f s (expected %.3f)\n", paced, expected);
+  // A loaded machine only adds to it; the latency added twice would be 0.184 s.
+  EXPECT_GE(paced, expected - 0.013);
+  EXPECT_LT(paced, expected + 0.025);
 
   a.port->configure(LinkSpec{});
   b.port->configure(LinkSpec{});
@@ -264,7 +298,7 @@ TEST(LinkPacing, BucketKeepsItsScheduleOnlyForBackloggedCallers) {
   RateBucket bucket;
   const std::uint64_t rate = 8'000'000;  // 1 MB/s: 1000 bytes per ms
   const auto first = bucket.reserve(1000, rate, {});
-  EXPECT_NEAR(Seconds(first.end - first.start).count(), 0.001, 1e-6);
+  EXPECT_NEAR(Seconds(first.end - first.start).count(), 0.001 * kFraming, 1e-6);  // framed
   // Right after: queued behind the first.
   const auto second = bucket.reserve(1000, rate, {});
   EXPECT_EQ(second.start, first.end);

@@ -44,6 +44,12 @@ TEST(CliPredict, CompiledMobileNetJson) {
        {"op", "type", "engine", "bound", "cycles", "ms", "compute_ms", "memory_ms"})
     EXPECT_TRUE(op.contains(key)) << key;
   EXPECT_TRUE(j["cpu_ops"].empty());
+  // Every op on the DPU: all its MACs there; its time less than all (host and launches).
+  EXPECT_DOUBLE_EQ(j["dpu_mac_share"].get<double>(), 1.0);
+  EXPECT_GT(j["dpu_time_share"].get<double>(), 0.0);
+  EXPECT_LT(j["dpu_time_share"].get<double>(), 1.0);
+  EXPECT_NEAR(j["dpu_time_share"].get<double>(),
+              j["dpu_ms"].get<double>() / j["latency_ms"].get<double>(), 1e-12);
 }
 
 TEST(CliPredict, HumanOutputGoesToStderr) {

@@ -95,24 +95,55 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
       if (fa.sizes[i].label == label) return i;
     return fa.sizes.size();
   };
+  // Throughput rows from Offline (or a run without scenarios); latency from SingleStream.
+  std::map<std::tuple<std::string, int, std::string>, const Measurement*> single;
+  for (const auto& m : ms)
+    if (m.scenario == "SingleStream") {
+      fa.scenarios = true;
+      single.emplace(std::make_tuple(m.size, m.nodes, m.nodes == 1 ? "" : m.strategy), &m);
+    }
+  auto single_of = [&](const Measurement& m) -> const Measurement* {
+    const auto it = single.find(std::make_tuple(m.size, m.nodes, m.nodes == 1 ? "" : m.strategy));
+    return it == single.end() || it->second->failed ? nullptr : it->second;
+  };
   std::map<std::string, const Measurement*> baselines;  // size -> 1-node measurement
   for (const auto& m : ms)
-    if (m.nodes == 1 && !m.failed) baselines.emplace(m.size, &m);
+    if (m.nodes == 1 && !m.failed && m.scenario != "SingleStream" && m.scenario != "Server")
+      baselines.emplace(m.size, &m);
 
+  for (const auto& m : ms)
+    if (m.scenario == "Server") fa.server.push_back(m);
   for (const auto& m : ms) {
+    if (m.scenario == "SingleStream" || m.scenario == "Server") continue;
     Row row;
     row.m = m;
     const auto base = baselines.find(m.size);
+    const Measurement* ss = single_of(m);
+    const Measurement* ss_base = base != baselines.end() ? single_of(*base->second) : nullptr;
+    if (ss) {
+      row.has_single_stream = true;
+      row.latency_scenario = "SingleStream";
+      row.offline_p99_ms = m.p99_ms;
+      row.m.p50_ms = ss->p50_ms;
+      row.m.p90_ms = ss->p90_ms;
+      row.m.p99_ms = ss->p99_ms;
+    }
     if (!m.failed && base != baselines.end()) {
       const Measurement& b = *base->second;
       row.has_baseline = true;
       row.speedup = m.fps / b.fps;
-      row.latency_speedup = (m.p50_ms > 0 && b.p50_ms > 0) ? b.p50_ms / m.p50_ms : 0;
+      if (fa.scenarios)
+        row.latency_speedup = (ss && ss_base && ss->p50_ms > 0 && ss_base->p50_ms > 0)
+                                  ? ss_base->p50_ms / ss->p50_ms
+                                  : 0;
+      else
+        row.latency_speedup = (m.p50_ms > 0 && b.p50_ms > 0) ? b.p50_ms / m.p50_ms : 0;
       row.efficiency = row.speedup / m.nodes;
       row.speedup_lo = b.fps_hi > 0 ? m.fps_lo / b.fps_hi : row.speedup;
       row.speedup_hi = b.fps_lo > 0 ? m.fps_hi / b.fps_lo : row.speedup;
     }
     if (!m.failed && m.predicted_fps > 0) row.fit = m.fps / m.predicted_fps;
+    if (!m.failed) row.measurement_error = measurement_error(row);
     fa.rows.push_back(std::move(row));
   }
   std::stable_sort(fa.rows.begin(), fa.rows.end(), [&](const Row& a, const Row& b) {
@@ -189,7 +220,8 @@ BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*m
   BreakEven be;
   std::vector<const Row*> usable;
   for (const Row* r : rows_by_size)
-    if (r && !r->m.failed && r->has_baseline && r->*metric > 0) usable.push_back(r);
+    if (r && !r->m.failed && r->has_baseline && r->*metric > 0 && r->measurement_error.empty())
+      usable.push_back(r);
   if (usable.empty()) return be;  // NoData
 
   // Walk down from the largest size while N nodes still beat one: the interval's lower
@@ -229,6 +261,39 @@ std::string link_label(const std::string& emulation, const std::string& gbps,
   }
   if (emulation == "off") return loopback ? "unshaped (loopback)" : "unshaped (the real network)";
   return gbps.empty() ? "unknown" : gbps + " Gbit/s (not recorded whether it was emulated)";
+}
+
+std::string measurement_error(const Row& row) {
+  const Measurement& m = row.m;
+  if (m.failed || !(m.fps > 0)) return "";
+  char buf[320];
+  struct Bound {
+    double fps;
+    const char* what;
+  };
+  const Bound bounds[] = {
+      {m.bound_node_fps, "its busiest node allows (its slowest fragment's modeled time per frame)"},
+      {m.bound_link_fps,
+       "its busiest node's port allows (its bytes per frame at the link's goodput)"},
+      {m.bound_port_fps, "the head node's port allows (inputs and outputs at the link's goodput)"}};
+  const Bound* tightest = nullptr;
+  for (const Bound& b : bounds)
+    if (b.fps > 0 && (!tightest || b.fps < tightest->fps)) tightest = &b;
+  if (tightest && m.fps > tightest->fps * (1 + kBoundTolerance)) {
+    std::snprintf(buf, sizeof buf,
+                  "%.1f fps measured, %.0f %% above the %.1f fps %s: the rate counted frames "
+                  "its timed span did not pay for",
+                  m.fps, 100 * (m.fps / tightest->fps - 1), tightest->fps, tightest->what);
+    return buf;
+  }
+  if (m.nodes > 1 && row.has_baseline && row.efficiency > 1 + kEfficiencyTolerance) {
+    std::snprintf(buf, sizeof buf,
+                  "%.0f %% parallel efficiency: %d nodes cannot do more than %d times one "
+                  "node's work (%.2fx measured); the rate or the one-node baseline is off",
+                  100 * row.efficiency, m.nodes, m.nodes, row.speedup);
+    return buf;
+  }
+  return "";
 }
 
 std::string fit_cause(const Measurement& m, double link_gbps) {

@@ -13,7 +13,13 @@ namespace dpushard::report {
 
 // One configuration compared with the 1-node run of the same model.
 struct Row {
-  Measurement m;
+  Measurement m;  // Offline (throughput) where the run has scenarios
+  // The SingleStream measurement of the same configuration (its p50/p90/p99 replace m's:
+  // every latency figure comes from it alone); latency_scenario says where m's latencies
+  // come from: "SingleStream", or "" (a run without scenarios: under load).
+  bool has_single_stream = false;
+  double offline_p99_ms = 0;  // the Offline run's own p99 (queueing included)
+  std::string latency_scenario;
   bool has_baseline = false;
   double speedup = 0;          // fps / fps on one node (throughput)
   double latency_speedup = 0;  // p50 on one node / p50 (0 when a p50 is missing)
@@ -27,7 +33,20 @@ struct Row {
   double vs_replicate = 0;
   double fit = 0;     // measured fps / predicted fps (0: no prediction)
   std::string cause;  // for a fit off by more than kFitTolerance: the measured reason
+  // Not empty: the measurement cannot be true (above what the plan's busiest node, links
+  // or the head node's port allow, or above 100 % parallel efficiency), and why. Such a
+  // row is shown as a measurement error and kept out of the break-evens.
+  std::string measurement_error;
 };
+
+// A rate more than this above a hard bound (measurement_error) is an error.
+inline constexpr double kBoundTolerance = 0.02;
+// Parallel efficiency above 1 by more than this is an error (the repetitions of one
+// configuration spread by about this much).
+inline constexpr double kEfficiencyTolerance = 0.005;
+
+// Why `row` cannot be a true measurement (measurement_error), or "" when it can.
+std::string measurement_error(const Row& row);
 
 // Predicted and measured fps agree when their ratio is within this of 1.
 inline constexpr double kFitTolerance = 0.10;
@@ -64,12 +83,14 @@ struct BreakEven {
 
 struct FamilyAnalysis {
   std::string family;
+  bool scenarios = false;               // the run measured SingleStream and Offline apart
   std::vector<Size> sizes;              // ascending by parameter count
   std::vector<int> node_counts;         // ascending, 1 included when measured
   std::vector<std::string> strategies;  // experts, pipeline, replicate, hybrid, auto, others
   std::vector<Row> rows;                // by size, node count, strategy
   std::vector<BreakEven> throughput_break_even;  // by node count (> 1), strategy
   std::vector<BreakEven> latency_break_even;
+  std::vector<Measurement> server;  // the Server scenario's results, in suite order
 
   // The row of a configuration; the 1-node baseline is found with nodes == 1 and any
   // strategy. Null when it was not measured.

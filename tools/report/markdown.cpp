@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "figures.hpp"
+#include "published.hpp"
 
 namespace dpushard::report {
 namespace {
@@ -91,6 +92,40 @@ std::string strategy_text(const Measurement& m) {
     text = m.strategy == "hybrid" ? m.plan_label : m.strategy + ": " + m.plan_label;
   if (m.planner_choice) text += " ★";
   return text;
+}
+
+// A plan that is not possible is one short cell with a footnote mark: its reason (the
+// planner's sentence) once per family under the table, not on every row.
+std::vector<std::string> not_possible_reasons(const FamilyAnalysis& fa) {
+  std::vector<std::string> reasons;
+  for (const auto& r : fa.rows)
+    if (r.m.not_possible && std::find(reasons.begin(), reasons.end(), r.m.error) == reasons.end())
+      reasons.push_back(r.m.error);
+  for (const auto& m : fa.server)
+    if (m.not_possible && std::find(reasons.begin(), reasons.end(), m.error) == reasons.end())
+      reasons.push_back(m.error);
+  return reasons;
+}
+
+std::string superscript(std::size_t n) {
+  static const char* const kDigits[] = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
+  std::string out;
+  for (const char c : std::to_string(n)) out += kDigits[c - '0'];
+  return out;
+}
+
+std::string not_possible_cell(const FamilyAnalysis& fa, const Measurement& m) {
+  const auto reasons = not_possible_reasons(fa);
+  const auto it = std::find(reasons.begin(), reasons.end(), m.error);
+  return "not possible" + (it == reasons.end()
+                               ? std::string()
+                               : superscript(1 + static_cast<std::size_t>(it - reasons.begin())));
+}
+
+void not_possible_notes(std::ostringstream& md, const FamilyAnalysis& fa) {
+  const auto reasons = not_possible_reasons(fa);
+  for (std::size_t i = 0; i < reasons.size(); ++i)
+    md << superscript(i + 1) << " Not possible: " << reasons[i] << "\n\n";
 }
 
 std::string host_line(const std::string& name, const json& h) {
@@ -249,9 +284,13 @@ void break_even_section(std::ostringstream& md, const Analysis& a) {
      << a.link_label << ").\n\n";
   for (const auto& fa : a.families) {
     if (fa.throughput_break_even.empty()) continue;
-    md << "### " << fa.family << ": throughput (frames per second)\n\n";
+    md << "### " << fa.family
+       << (fa.scenarios ? ": throughput, Offline (frames per second, saturated)\n\n"
+                        : ": throughput (frames per second)\n\n");
     break_even_table(md, fa, fa.throughput_break_even);
-    md << "### " << fa.family << ": latency (p50 per frame)\n\n";
+    md << "### " << fa.family
+       << (fa.scenarios ? ": latency, SingleStream (p50 of one frame alone)\n\n"
+                        : ": latency (p50 per frame, under the throughput run's load)\n\n");
     break_even_table(md, fa, fa.latency_break_even);
     if (const std::string note = subset_note(fa, true); !note.empty()) md << note << "\n\n";
   }
@@ -287,16 +326,20 @@ void speedup_matrix(std::ostringstream& md, const FamilyAnalysis& fa) {
     for (const auto& [n, s] : configs) {
       const Row* r = fa.find(size.label, n, s);
       if (r && r->m.not_possible)
-        md << " not possible |";
+        md << " " << not_possible_cell(fa, r->m) << " |";
       else if (!r || r->m.failed || !r->has_baseline)
         md << " — |";
+      else if (!r->measurement_error.empty())
+        md << " ~~" << fixed(r->speedup, 2) << "×~~ measurement error ⚠ |";
       else
         md << " " << fixed(r->speedup, 2) << "× (" << fixed(100 * r->efficiency, 0) << " %)"
            << (r->m.planner_choice ? " ★" : "") << " |";
     }
     md << "\n";
   }
-  md << "\nSpeedup in throughput over one node, parallel efficiency in brackets; ★ the "
+  md << "\n"
+     << (fa.scenarios ? "Offline: s" : "S")
+     << "peedup in throughput over one node, parallel efficiency in brackets; ★ the "
         "planner's choice (`split --strategy auto`) for that size and node count.";
   if (const std::string note = subset_note(fa, false); !note.empty())
     md << " " << note << " —: not measured.";
@@ -324,7 +367,7 @@ void strategies_section(std::ostringstream& md, const Analysis& a, const FamilyA
     if (m.nodes == 1) continue;
     md << "| " << m.size << " | " << m.nodes << " | " << strategy_text(m) << " | ";
     if (m.failed) {
-      md << (m.not_possible ? "not possible: " : "failed: ") << m.error << " | | | | | |\n";
+      md << (m.not_possible ? not_possible_cell(fa, m) : "failed: " + m.error) << " | | | | | |\n";
       continue;
     }
     md << sig3(m.fps) << " | "
@@ -368,22 +411,26 @@ void strategies_section(std::ostringstream& md, const Analysis& a, const FamilyA
 }
 
 void measurements_table(std::ostringstream& md, const FamilyAnalysis& fa) {
-  md << "| size | params | nodes | strategy | fps [95 % interval] | predicted fps | measured / "
-        "predicted | p50 ms | p90 ms | p99 ms | speedup [95 % interval] | latency speedup | "
+  const std::string lat = fa.scenarios ? "SingleStream " : "";
+  md << "| size | params | nodes | strategy | " << (fa.scenarios ? "Offline " : "")
+     << "fps [95 % interval] | in flight | predicted fps | measured / predicted | " << lat
+     << "p50 ms | " << lat << "p90 ms | " << lat << "p99 ms | speedup [95 % interval] | " << lat
+     << "latency speedup | "
         "efficiency | busiest node | node ms/frame (plan) | worker CPU ms/frame | head CPU "
         "ms/frame | wire bytes/frame | between nodes/frame |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : fa.rows) {
     const Measurement& m = r.m;
     md << "| " << m.size << " | " << (m.failed ? "—" : count(m.params)) << " | " << m.nodes << " | "
        << strategy_text(m) << " | ";
     if (m.failed) {
-      md << (m.not_possible ? "not possible: " : "failed: ") << m.error
-         << " | | | | | | | | | | | | | | |\n";
+      md << (m.not_possible ? not_possible_cell(fa, m) : "failed: " + m.error)
+         << " | | | | | | | | | | | | | | | |\n";
       continue;
     }
     md << sig3(m.fps);
     if (m.fps_hi > m.fps_lo) md << " [" << sig3(m.fps_lo) << ", " << sig3(m.fps_hi) << "]";
+    md << " | " << (m.inflight > 0 ? fixed(m.inflight, 0) : "—");
     md << " | " << (m.predicted_fps > 0 ? sig3(m.predicted_fps) : "—") << " | "
        << (r.fit > 0 ? fixed(r.fit, 2) + (std::fabs(r.fit - 1) > kFitTolerance ? " ⚠" : "") : "—")
        << " | " << sig3(m.p50_ms) << " | " << sig3(m.p90_ms) << " | " << sig3(m.p99_ms) << " | "
@@ -433,19 +480,92 @@ void fit_section(std::ostringstream& md, const FamilyAnalysis& fa) {
   md << "\n";
 }
 
+// MLPerf LoadGen's Server scenario: the highest Poisson arrival rate each configuration
+// serves with its p99 under the bound.
+void server_section(std::ostringstream& md, const FamilyAnalysis& fa) {
+  if (fa.server.empty()) return;
+  md << "### Server\n\n"
+     << "**Server** scenario (MLPerf LoadGen's name): frames arrive as a Poisson process at a "
+        "set rate, each sent when it arrives, its latency counted from its arrival; the result "
+        "is the highest rate whose p99 latency stays under the bound (by default "
+        "`--server-latency-multiple` x one node's SingleStream p50 of the same model, else "
+        "`--max-latency-ms`), found by bisection between 0 and the configuration's Offline "
+        "rate. Run for one node, and for replicate and the planner's choice on the largest "
+        "node count.\n\n"
+     << "| size | nodes | strategy | p99 bound ms | Server fps | its p99 ms | Offline fps | "
+        "Server / Offline | planner's latency ms |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& m : fa.server) {
+    md << "| " << m.size << " | " << m.nodes << " | " << (m.nodes == 1 ? "—" : strategy_text(m))
+       << " | ";
+    if (m.failed) {
+      md << (m.not_possible ? not_possible_cell(fa, m) : "failed: " + m.error) << " | | | | | |\n";
+      continue;
+    }
+    md << sig3(m.latency_bound_ms) << " | " << (m.fps > 0 ? sig3(m.fps) : "none met it") << " | "
+       << (m.fps > 0 ? sig3(m.p99_ms) : "—") << " | " << sig3(m.offline_fps) << " | "
+       << (m.offline_fps > 0 ? fixed(m.fps / m.offline_fps, 2) : "—") << " | "
+       << (m.predicted_latency_ms > 0 ? sig3(m.predicted_latency_ms) : "—") << " |\n";
+  }
+  md << "\n";
+}
+
+// Configurations whose measured rate cannot be true, each with its cause; they are left out
+// of the break-evens.
+void measurement_errors(std::ostringstream& md, const FamilyAnalysis& fa) {
+  std::vector<const Row*> errors;
+  for (const auto& r : fa.rows)
+    if (!r.measurement_error.empty()) errors.push_back(&r);
+  if (errors.empty()) return;
+  md << "**Measurement errors** (⚠ above; kept out of the break-evens): a rate more than "
+     << fixed(100 * kBoundTolerance, 0)
+     << " % above what the plan's busiest node, its links or the head node's port allow, or "
+        "above 100 % parallel efficiency, is not a measurement of the plan.\n\n";
+  for (const Row* r : errors)
+    md << "- " << r->m.size << " on " << r->m.nodes << " node" << (r->m.nodes == 1 ? "" : "s")
+       << (r->m.nodes == 1 ? "" : ", " + strategy_text(r->m)) << ": " << r->measurement_error
+       << "\n";
+  md << "\n";
+}
+
 void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnalysis& fa,
                     const MarkdownOptions& o) {
-  md << "## " << fa.family << "\n\n### Speedup and parallel efficiency\n\n";
+  const std::string offline = fa.scenarios ? " Offline scenario." : "";
+  md << "## " << fa.family << "\n\n### Speedup and parallel efficiency"
+     << (fa.scenarios ? " (Offline)" : "") << "\n\n";
+  if (fa.scenarios) {
+    double lo = 0, hi = 0;
+    for (const auto& r : fa.rows)
+      if (!r.m.failed && r.m.inflight > 0) {
+        lo = lo > 0 ? std::min(lo, r.m.inflight) : r.m.inflight;
+        hi = std::max(hi, r.m.inflight);
+      }
+    md << "Throughput comes from the **Offline** scenario (MLPerf LoadGen's name): enough frames "
+          "in flight to saturate each plan, as many as the planner says "
+          "(`offline_inflight()`: its predicted fps times its predicted latency, plus one per "
+          "node; here "
+       << fixed(lo, 0) << (hi > lo ? "-" + fixed(hi, 0) : "")
+       << ", per configuration in the table of all measurements). Latency comes from the "
+          "**SingleStream** scenario: one frame in flight, so a frame's latency is its own, "
+          "with no queue.\n\n";
+  }
   if (o.figures) {
     figure(md, a, fa, "speedup",
            "Throughput speedup over one node against model size, per node count and strategy "
-           "(replicate dashed: the data-parallel baseline; dotted line: break-even).");
-    figure(md, a, fa, "efficiency", "Parallel efficiency (speedup / nodes) against model size.");
+           "(replicate dashed; dotted: break-even)." +
+               offline);
+    figure(md, a, fa, "efficiency",
+           "Parallel efficiency (speedup / nodes) against model size." + offline);
   }
   speedup_matrix(md, fa);
+  not_possible_notes(md, fa);
+  measurement_errors(md, fa);
   strategies_section(md, a, fa);
-  md << "### Latency\n\n";
-  if (o.figures) figure(md, a, fa, "latency", "Latency per frame, p50 (solid) and p99 (dashed).");
+  md << "### Latency" << (fa.scenarios ? " (SingleStream)" : "") << "\n\n";
+  if (o.figures)
+    figure(md, a, fa, "latency",
+           fa.scenarios ? "SingleStream: latency of one frame alone, p50 (solid), p99 (dashed)."
+                        : "Latency per frame under load, p50 (solid) and p99 (dashed).");
+  server_section(md, fa);
   md << "### Bytes moved\n\n";
   if (o.figures)
     figure(md, a, fa, "bytes",
@@ -468,6 +588,7 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
         "live, so a model whose work sits in parallel branches leaves one stage with most of "
         "it).\n\n";
   measurements_table(md, fa);
+  not_possible_notes(md, fa);
 }
 
 }  // namespace
@@ -512,6 +633,7 @@ std::string render_markdown(const RunResults& results, const Analysis& a,
   busy_machine_warning(md, a);
   run_section(md, results, a);
   break_even_section(md, a);
+  md << render_published_section(a, read_slurm_overhead(results.dir));
   for (const auto& fa : a.families) family_section(md, a, fa, o);
   if (!a.failed.empty()) {
     md << "## Failed configurations\n\n";

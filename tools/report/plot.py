@@ -12,6 +12,7 @@ python3-matplotlib) unless told otherwise with --python.
 import json
 import os
 import sys
+import textwrap
 
 import matplotlib
 
@@ -69,7 +70,9 @@ def draw(figure, results_dir):
             ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     if figure.get("ylog"):
         ax.set_yscale("log")
-    ax.set_title(figure["title"], fontsize=11)
+    # Wrapped so that they fit the 8-inch figure: about 80 characters of an 11-point title
+    # and 130 of the 7-point note fit its width (they ran off its right edge before).
+    ax.set_title("\n".join(textwrap.wrap(figure["title"], 80)), fontsize=11)
     ax.set_xlabel(figure["xlabel"])
     ax.set_ylabel(figure["ylabel"])
     ax.grid(True, which="both", linewidth=0.3, alpha=0.6)
@@ -77,8 +80,9 @@ def draw(figure, results_dir):
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     else:
         ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center", va="center")
-    fig.text(0.01, 0.01, figure.get("note", ""), fontsize=7, style="italic")
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    note = textwrap.wrap(figure.get("note", ""), 130)
+    fig.text(0.01, 0.01, "\n".join(note), fontsize=7, style="italic", va="bottom")
+    fig.tight_layout(rect=(0, 0.01 + 0.03 * max(len(note), 1), 1, 1))
     path = os.path.join(results_dir, figure["file"])
     os.makedirs(os.path.dirname(path), exist_ok=True)
     temp = path + ".tmp.png"

@@ -26,6 +26,16 @@ struct Measurement {
   int nodes = 1;
   // "single" for the 1-node baseline, else experts|pipeline|replicate|hybrid|auto
   std::string strategy;
+  // MLPerf LoadGen's scenario (the name's "scenario:" part): "SingleStream" (one frame in
+  // flight: latency), "Offline" (saturated: throughput); empty in runs from before them,
+  // whose latency was measured under the same load as their throughput.
+  std::string scenario;
+  double inflight = 0;  // frames in flight (Offline: the planner's saturating count)
+  // Server: fps is the highest Poisson arrival rate whose p99 stayed under this bound (ms);
+  // offline_fps the configuration's Offline rate the search started from.
+  double latency_bound_ms = 0;
+  double offline_fps = 0;
+  double predicted_latency_ms = 0;
   // What the plan is, from the suite's label ("hybrid 2x experts"; for auto, the plan it
   // chose); empty when the suite gave none.
   std::string plan_label;
@@ -54,7 +64,13 @@ struct Measurement {
   double orchestrator_cpu_ms = 0;
   double node_tx_bytes = 0;
   double link_paced = -1;  // share of runs with the link paced; -1: not recorded
-  bool failed = false;     // the suite reported an error for this configuration
+  // The most frames per second the plan can run (0: not known), each a hard upper bound:
+  // its slowest fragment's modeled time on each of its nodes (sim only), the busiest node's
+  // port and the head node's port at the link's goodput (paced links only).
+  double bound_node_fps = 0;
+  double bound_link_fps = 0;
+  double bound_port_fps = 0;
+  bool failed = false;  // the suite reported an error for this configuration
   // The strategy does not exist on this many nodes (the planner would have fallen back to
   // another; hybrid needs 4): failed too, but not a fault. `error` says why.
   bool not_possible = false;

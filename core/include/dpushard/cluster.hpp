@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "dpushard/ethernet_link.hpp"
 #include "dpushard/plan_format.hpp"
 #include "dpushard/protocol.hpp"
 
@@ -33,8 +34,10 @@ enum class LinkEmulation { Auto, Paced, Off };
 struct ClusterConfig {
   std::filesystem::path source;
   std::vector<NodeConfig> nodes;
-  double link_gbps = 1.0;
-  double link_latency_us = 0;  // one way, added to every send when paced
+  double link_gbps = ethernet::kLineRateGbps;
+  // One way, added to every send when paced; by default the latency the planner prices a
+  // transfer with (dpushard/ethernet_link.hpp), so emulation and plan agree.
+  double link_latency_us = ethernet::kOneWayLatencyMs * 1000;
   LinkEmulation link_emulation = LinkEmulation::Auto;
   std::filesystem::path token_file;  // resolved against the file's folder; empty: none
   std::string token;                 // its content
@@ -62,6 +65,12 @@ struct RunOptions {
   bool shutdown_workers = false;                    // send SHUTDOWN to every worker at the end
   // Keep the sha256 of every frame's outputs (frame f's inputs use seed + f % 4).
   bool hash_every_frame = false;
+  // > 0: MLPerf LoadGen's Server scenario: frame f arrives at a time of a Poisson process of
+  // this rate (exponential gaps, seeded by `seed`) and is sent then if fewer than `inflight`
+  // frames are in flight (the workers' queues hold that many), else when one completes; its
+  // latency counts from its arrival. 0: `inflight` frames in flight, the next sent when one
+  // completes.
+  double arrival_fps = 0;
   net::Limits limits;
   // Set (by a signal handler) to the number of a signal that asks the run to stop: the
   // orchestrator notices within 50 ms, unloads the job on every node (their frames in
@@ -121,6 +130,12 @@ struct RunResult {
   std::vector<std::vector<std::string>> frame_output_sha256;  // with hash_every_frame
   std::vector<NodeResult> nodes;
 };
+
+// Frames in one cycle of the plan's frame order: the nodes take frames in turn, so its
+// completions repeat with this period and a rate is measured over whole cycles.
+// replicate: sum(frame_share), or its copies; hybrid: its replicas (every fragment has one
+// node per replica); 1 for experts and pipeline.
+int frame_cycle(const Plan& plan);
 
 // Runs `plan` (from folder `plan_dir`) on `cluster`. Problems with the plan or the cluster
 // file throw dpushard::Error; anything that goes wrong once connecting starts (a refused

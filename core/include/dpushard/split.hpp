@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dpushard/ethernet_link.hpp"
 #include "dpushard/graph.hpp"
 #include "dpushard/oracle.hpp"
 #include "dpushard/plan_format.hpp"
@@ -80,12 +81,13 @@ struct RooflineParams {
   int dpu_channel_parallel = 16;   // input and output channels round up to this
   double ddr_gbytes_per_s = 19.2;  // 64-bit DDR4-2400
   double ddr_efficiency = 0.5;
-  double cpu_gmacs = 5.85;                   // conv on the A53: about 60x slower than the DPU
-  double cpu_ns_per_element = 10.0;          // float ops (softmax, layernorm, gelu, ...) on the A53
-  double fragment_overhead_ms = 0.1;         // one DPU job: submit, run, wait
-  double link_gbps = 1.0;                    // Ethernet line rate
-  double link_efficiency = 1460.0 / 1538.0;  // TCP payload per byte on the wire
-  double link_latency_ms = 0.1;              // per transfer
+  double cpu_gmacs = 5.85;            // conv on the A53: about 60x slower than the DPU
+  double cpu_ns_per_element = 10.0;   // float ops (softmax, layernorm, gelu, ...) on the A53
+  double fragment_overhead_ms = 0.1;  // one DPU job: submit, run, wait
+  // The link: dpushard/ethernet_link.hpp, the constants the emulated link paces with too.
+  double link_gbps = ethernet::kLineRateGbps;             // Ethernet line rate
+  double link_efficiency = ethernet::kPayloadEfficiency;  // TCP payload per wire byte
+  double link_latency_ms = ethernet::kOneWayLatencyMs;    // per transfer
 };
 std::unique_ptr<CostModel> make_roofline_cost_model(const RooflineParams& params = {});
 
@@ -94,9 +96,10 @@ std::unique_ptr<CostModel> make_roofline_cost_model(const RooflineParams& params
 // launches, the boundary penalty of fix-less outputs); single ops cost time_op() for the
 // strategies' search; transfers cost latency plus the bytes at the link's goodput.
 struct TimingCostParams {
-  double link_gbps = 1.0;                    // Ethernet line rate
-  double link_efficiency = 1460.0 / 1538.0;  // TCP payload per byte on the wire
-  double link_latency_ms = 0.1;              // per transfer
+  // The link: dpushard/ethernet_link.hpp, the constants the emulated link paces with too.
+  double link_gbps = ethernet::kLineRateGbps;             // Ethernet line rate
+  double link_efficiency = ethernet::kPayloadEfficiency;  // TCP payload per wire byte
+  double link_latency_ms = ethernet::kOneWayLatencyMs;    // per transfer
 };
 std::unique_ptr<CostModel> make_timing_cost_model(const Target& target,
                                                   const TimingCostParams& params = {});
@@ -155,5 +158,11 @@ SplitResult split_model(const Graph& model, const SplitOptions& options);
 // Writes `dir`/fragments/<name>_int.xmodel for every fragment, records their sha256 in the
 // plan, then writes `dir`/plan.yaml (all atomically). Returns the plan as written.
 Plan write_split(SplitResult& result, const std::filesystem::path& dir);
+
+// Frames in flight that saturate `plan` (MLPerf LoadGen's Offline scenario): twice the
+// frames its predicted throughput keeps busy over its predicted single-frame latency
+// (Little's law, rounded up: on every leg of a frame's path one at work and one waiting),
+// plus one per node. At least 2. From the plan's prediction alone (docs/benchmarking.md).
+int offline_inflight(const Plan& plan);
 
 }  // namespace dpushard

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstring>
 #include <set>
+#include <thread>
 
 #include "compiled_fragments.hpp"
 #include "dpushard/sha256.hpp"
@@ -90,6 +91,11 @@ Event Orchestrator::next(Clock::time_point deadline, const std::string& waiting_
     if (now >= deadline) fail("", "timed out waiting for " + waiting_for);
     event = inbox_.pop(std::min(deadline, now + kStopPoll));
   }
+  return checked(std::move(*event));
+}
+
+Event Orchestrator::checked(Event popped) {
+  std::optional<Event> event = std::move(popped);
   const std::size_t node = event->node;
   const std::string& name = links_[node].config->name;
   const std::string during =
@@ -328,6 +334,7 @@ void Orchestrator::send_frame(std::uint64_t frame, const JobLayout& layout,
 }
 
 void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& result) {
+  frame_cycle_ = frame_cycle(plan);
   const std::size_t outputs = plan.model_outputs.size();
   const auto frames = static_cast<std::uint64_t>(options_.frames);
   // A few distinct input sets, cycled (frame f uses seed + f % 4); set 0 is exactly what
@@ -347,16 +354,47 @@ void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& 
   std::uint64_t next_frame = 0;
   stream_start_ = Clock::now();
   const std::uint64_t cpu_start = net::process_cpu_ns();
+  // Server: the frames' arrival times, a Poisson process from the stream's start.
+  const bool server = options_.arrival_fps > 0;
+  std::vector<Clock::time_point> arrivals;
+  if (server)
+    for (const auto offset : poisson_arrivals(options_.arrival_fps, frames, options_.seed))
+      arrivals.push_back(stream_start_ + offset);
   auto launch = [&] {
     send_frame(next_frame, layout, input_sets[next_frame % sets]);
+    if (server) flights_[next_frame].start = arrivals[next_frame];  // latency from arrival
     ++next_frame;
   };
-  while (next_frame < frames && flights_.size() < static_cast<std::size_t>(options_.inflight))
-    launch();
-  while (!flights_.empty()) {
+  auto room = [&] { return flights_.size() < static_cast<std::size_t>(options_.inflight); };
+  if (!server)
+    while (next_frame < frames && room()) launch();
+  while (!flights_.empty() || (server && next_frame < frames)) {
+    if (server) {
+      // Arrived frames are sent while the window has room (the workers' queues hold
+      // `inflight` frames); the others wait at the head node, their latency running.
+      while (next_frame < frames && arrivals[next_frame] <= Clock::now() && room()) launch();
+      if (flights_.empty()) {
+        if (next_frame < frames) std::this_thread::sleep_until(arrivals[next_frame]);
+        continue;
+      }
+    }
     const Clock::time_point deadline = flights_.begin()->second.start + options_.frame_timeout;
-    Event event =
-        next(deadline, "frame " + std::to_string(flights_.begin()->first) + " to complete");
+    const std::string waiting_for =
+        "frame " + std::to_string(flights_.begin()->first) + " to complete";
+    Event event;
+    if (server && next_frame < frames && room() && arrivals[next_frame] < deadline) {
+      // Short steps, as next() takes them, so a stop signal is noticed between arrivals.
+      std::optional<Event> popped =
+          inbox_.pop(std::min(arrivals[next_frame], Clock::now() + kStopPoll));
+      if (!popped) {
+        if (options_.stop_signal != nullptr && options_.stop_signal->load() != 0)
+          event = next(deadline, waiting_for);  // fails: interrupted
+        continue;                               // the next frame arrives
+      }
+      event = checked(std::move(*popped));
+    } else {
+      event = next(deadline, waiting_for);
+    }
     auto* tensor = std::get_if<net::TensorMsg>(&event.message);
     const std::string& name = links_[event.node].config->name;
     if (tensor == nullptr)
@@ -395,7 +433,7 @@ void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& 
     completions_.push_back(event.at);
     flights_.erase(flight);
     ++result.frames_completed;
-    if (next_frame < frames) launch();
+    if (!server && next_frame < frames) launch();
   }
   stream_cpu_ns_ = net::process_cpu_ns() - cpu_start;
 }
@@ -405,8 +443,8 @@ void Orchestrator::summarize(RunResult& result) const {
   result.wall_s = std::chrono::duration<double>(stream_end_ - stream_start_).count();
   result.throughput_fps =
       result.wall_s > 0 ? static_cast<double>(latencies_ms_.size()) / result.wall_s : 0;
-  // Steady state: the window's fill (its first `inflight` completions) left out.
-  const double steady = steady_rate(completions_, options_.inflight);
+  // Steady state: the window's fill left out, whole cycles of the plan's frame order.
+  const double steady = steady_rate(completions_, options_.inflight, frame_cycle_);
   result.steady_fps = steady > 0 ? steady : result.throughput_fps;
   std::vector<double> sorted = latencies_ms_;
   std::sort(sorted.begin(), sorted.end());

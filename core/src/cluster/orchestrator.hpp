@@ -73,6 +73,8 @@ class Orchestrator {
                   const std::vector<std::shared_ptr<const QTensor>>& inputs);
   // The next event; closed connections, ERROR and FRAME_ERROR end the run.
   Event next(Clock::time_point deadline, const std::string& waiting_for);
+  // The same for an event popped already (Server: waiting for an event or an arrival).
+  Event checked(Event event);
   [[noreturn]] void fail(std::string node, const std::string& message);
   std::string describe(std::size_t node) const;
   std::size_t node_index(const std::string& name) const;
@@ -94,6 +96,7 @@ class Orchestrator {
   Clock::time_point stream_start_{};
   Clock::time_point stream_end_{};
   std::vector<Clock::time_point> completions_;  // in completion order
+  int frame_cycle_ = 1;                         // frames per cycle of the plan's frame order
   std::uint64_t stream_cpu_ns_ = 0;
   int interrupted_by_ = 0;
 };

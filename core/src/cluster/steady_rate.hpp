@@ -2,17 +2,30 @@
 // The steady-state rate of a stream of frames from their completion times.
 
 #include <chrono>
+#include <cstdint>
 #include <vector>
+
+#include "dpushard/cluster.hpp"
 
 namespace dpushard::cluster {
 
-// Frames per second with the window full: the completions after the first `inflight` (the
-// fill: frames launched together at the start, which finish together on different nodes),
-// over the time since the inflight-th completion. Counting from the first completion
-// instead charged the other nodes' first frames to no time, which made a 3-node replicate
-// run of 27 frames look 8 % faster than 3 nodes can be. With fewer than 2 * inflight
-// completions the fill is the first half of them; with fewer than 2, 0.
-double steady_rate(const std::vector<std::chrono::steady_clock::time_point>& completions,
-                   int inflight);
+// Frames per second with the window full, from whole cycles of the frame order: the
+// completions after the fill (the first `inflight` frames, launched together at the start,
+// which finish together on different nodes) rounded up to a whole cycle, to the end of the
+// last whole cycle, over the time between those two completions. Counting from the first
+// completion charged the other nodes' first frames to no time (a 3-node replicate run of 27
+// frames read 8 % faster than 3 nodes can be); starting right after the inflight-th
+// completion, with replicas finishing in batches, started mid-batch and counted the rest of
+// that batch as free (4 replicas, 6 in flight, 16 frames: 1.25x what they can do). With too
+// few completions for the fill and one whole cycle, the cycle is 1 and the fill at most the
+// first half of them; with fewer than 2, 0. `completions` need not be sorted.
+// MLPerf LoadGen's Server arrivals: `frames` offsets from the stream's start of a Poisson
+// process of `rate` frames per second (exponential gaps, seeded: the same seed gives the
+// same schedule).
+std::vector<std::chrono::steady_clock::duration> poisson_arrivals(double rate, std::uint64_t frames,
+                                                                  std::uint64_t seed);
+
+double steady_rate(std::vector<std::chrono::steady_clock::time_point> completions, int inflight,
+                   int cycle = 1);
 
 }  // namespace dpushard::cluster

@@ -4,13 +4,15 @@
 
 #include <algorithm>
 
+#include "dpushard/ethernet_link.hpp"
+
 namespace dpushard::net {
 
 RateBucket::Slot RateBucket::reserve(std::size_t bytes, std::uint64_t bits_per_s,
                                      Clock::duration catch_up) {
   const auto now = Clock::now();
   const auto duration = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-      static_cast<double>(bytes) * 8.0 / static_cast<double>(bits_per_s)));
+      ethernet::wire_seconds(static_cast<double>(bytes), static_cast<double>(bits_per_s))));
   const std::lock_guard lock(mutex_);
   const Clock::time_point start = std::max(now - catch_up, next_free_);
   next_free_ = start + duration;

@@ -4,7 +4,10 @@
 // rate, without root. Every connection of a process shares its port: all outgoing bytes
 // take turns in the egress bucket, all incoming bytes in the ingress bucket, and the two
 // directions are independent (full duplex). An optional one-way latency delays every
-// send. Thread-safe; an unconfigured port does not pace.
+// send. What crosses is charged as Gigabit Ethernet puts it on the wire: every payload byte
+// costs 1538/1460 wire bytes (Ethernet, IP and TCP framing per segment), the constants the
+// planner prices transfers with (dpushard/ethernet_link.hpp). Thread-safe; an unconfigured
+// port does not pace.
 
 #include <chrono>
 #include <cstdint>
@@ -13,8 +16,8 @@
 namespace dpushard::net {
 
 struct LinkSpec {
-  std::uint64_t bits_per_s = 0;  // 0: unshaped
-  std::chrono::microseconds latency{0};
+  std::uint64_t bits_per_s = 0;          // the line rate; 0: unshaped
+  std::chrono::microseconds latency{0};  // one way (cluster.yaml's default: the planner's)
   bool paced() const { return bits_per_s > 0; }
 };
 
@@ -32,8 +35,9 @@ class RateBucket {
     Clock::time_point end;    // when the last byte has crossed
   };
   static constexpr auto kCatchUp = std::chrono::milliseconds(100);
-  // Reserves the port for `bytes` after everything reserved before them; `catch_up`: how
-  // far behind now the slot may start (0 for a caller that was idle).
+  // Reserves the port for `bytes` of payload (charged with their framing, ethernet_link.hpp)
+  // after everything reserved before them; `catch_up`: how far behind now the slot may
+  // start (0 for a caller that was idle).
   Slot reserve(std::size_t bytes, std::uint64_t bits_per_s, Clock::duration catch_up);
   void reset();
 
