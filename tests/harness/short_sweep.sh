@@ -36,6 +36,7 @@ vars=$(cat <<JSON
   "sweep_inflight": 2,
   "sweep_warmup_frames": 1,
   "sweep_repetitions": 2,
+  "sweep_contrast_softmax_sizes": ["1M"],
   "sweep_min_seconds": 0,
   "sweep_timeout": 240,
   "sweep_poll_interval": 2,
@@ -52,12 +53,15 @@ run_id=$(cat "$scratch/work/runs/latest")
 results="$scratch/results/$run_id"
 echo "short_sweep: run $run_id in $results"
 
-for f in report.md env.json bench_cnn_scaling.json bench_convvit_scaling.json cluster.yaml \
+for f in report.md env.json bench_cnn_scaling.json bench_convvit_scaling.json \
+         bench_convvit-softmax_scaling.json cluster.yaml \
          logs/node1.log logs/node2.log logs/node4.log plots/cnn_speedup.png plots/convvit_bytes.png; do
   [[ -s "$results/$f" ]] || fail "$f is missing or empty"
 done
 grep -q '^> \*\*Timing: modeled.\*\*' "$results/report.md" || fail "report.md does not say modeled"
 grep -q '^## Break-even model size' "$results/report.md" || fail "report.md has no break-even"
+grep -q '^\*\*Contrast rows: a transformer with softmax attention on the A53\*\*' "$results/report.md" ||
+  fail "report.md has no contrast rows for the softmax ConvViT"
 grep -q '^| link | emulated 1 Gbit/s (paced) |' "$results/report.md" || fail "the link is not emulated"
 grep -q '^### Predicted and measured' "$results/report.md" || fail "no predicted/measured section"
 grep -q 'replicate (data-parallel baseline)' "$results/report.md" || fail "no data-parallel column"

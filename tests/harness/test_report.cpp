@@ -713,6 +713,26 @@ void write_run(const TempDir& dir, const std::string& backend) {
                          {"node1", {{"role", "worker"}, {"address", "127.0.0.1:7701"}}}}}});
 }
 
+// The ConvViT's two variants (docs/zoo.md): the gated one is said to run on the DPU, and the
+// softmax one's rows (family convvit-softmax, the sweep's contrast) say what they measure.
+TEST(ReportCli, TheSoftmaxConvVitIsShownAsTheContrastRows) {
+  TempDir dir;
+  write_run(dir, "sim");
+  auto softmax = testing::cnn_configs();
+  for (auto& c : softmax) c.fps *= 0.05;
+  testing::write_json(dir / "bench_convvit-softmax_scaling.json",
+                      testing::benchmark_json("convvit-softmax", softmax, "sim"));
+  const Cli r = run_cli(dir, "report " + quoted(dir.path().string()) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string md = testing::read_file(dir / "report.md");
+  const auto gated = md.find("## convvit\n\nThe ConvViT with gated attention");
+  const auto contrast = md.find(
+      "## convvit-softmax\n\n**Contrast rows: a transformer with softmax attention on the A53**");
+  EXPECT_NE(gated, std::string::npos) << md;
+  EXPECT_NE(contrast, std::string::npos) << md;
+  EXPECT_EQ(md.find("## cnn\n\nThe ConvViT"), std::string::npos) << md;
+}
+
 bool is_png(const std::filesystem::path& path) {
   const std::string bytes = testing::read_file(path);
   return bytes.size() > 1000 && bytes.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0;

@@ -527,10 +527,26 @@ void measurement_errors(std::ostringstream& md, const FamilyAnalysis& fa) {
   md << "\n";
 }
 
+// What a family's rows stand for, where a reader needs it: the ConvViT variants differ in
+// where a KV260 runs their attention (docs/zoo.md).
+std::string family_note(const std::string& family) {
+  if (family == "convvit")
+    return "The ConvViT with gated attention (`zoo convvit`, the default): every op runs on the "
+           "KV260's DPU, as a lab would restructure a transformer for it.\n\n";
+  if (family == "convvit-softmax")
+    return "**Contrast rows: a transformer with softmax attention on the A53** (`zoo convvit "
+           "--attention softmax`, the planner's `auto` on each node count). Its attention "
+           "products, softmax, GELU and layernorm are CPU ops on the KV260, so some 95 % of a "
+           "frame is Cortex-A53 time: these rows show how four A53 cores per board share a "
+           "transformer's CPU work, not how DPUs scale.\n\n";
+  return "";
+}
+
 void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnalysis& fa,
                     const MarkdownOptions& o) {
   const std::string offline = fa.scenarios ? " Offline scenario." : "";
-  md << "## " << fa.family << "\n\n### Speedup and parallel efficiency"
+  md << "## " << fa.family << "\n\n"
+     << family_note(fa.family) << "### Speedup and parallel efficiency"
      << (fa.scenarios ? " (Offline)" : "") << "\n\n";
   if (fa.scenarios) {
     double lo = 0, hi = 0;
