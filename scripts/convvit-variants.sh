@@ -9,7 +9,9 @@
 #
 #   DPUSHARD_VARIANTS="gated softmax"   the variants to measure
 #   DPUSHARD_STRATEGY=auto              the 3-node plan's strategy (split --strategy)
-#   DPUSHARD_FRAMES=24                  frames per Offline run (SingleStream runs 8)
+#   DPUSHARD_SECONDS=2                  each run streams frames for about this long at the
+#                                       predicted rate (at least 8 SingleStream and 24 Offline
+#                                       frames)
 #
 # Prints a Markdown table on stdout; progress and the commands go to stderr. Needs a built
 # dpushard; it starts its workers on 127.0.0.1 (ports chosen by the system) and stops them.
@@ -21,8 +23,7 @@ dpushard="$build/tools/dpushard"
 [[ -x "$dpushard" ]] || { echo "convvit-variants: no $dpushard (build first)" >&2; exit 1; }
 variants=${DPUSHARD_VARIANTS:-gated softmax}
 strategy=${DPUSHARD_STRATEGY:-auto}
-offline_frames=${DPUSHARD_FRAMES:-24}
-single_frames=8
+seconds=${DPUSHARD_SECONDS:-2}
 py=/usr/bin/python3
 
 work=$(mktemp -d /tmp/convvit-variants.XXXXXX)
@@ -74,6 +75,10 @@ for variant in $variants; do
     "$dpushard" predict "$model" --json >"$work/$tag.predict.json"
     share=$(field "$work/$tag.predict.json" "'%.1f %%' % (100 * j['dpu_share'])")
     fps=$(field "$work/$tag.predict.json" "'%.2f' % j['fps']")
+    # Frames for about $seconds at one board's latency (SingleStream) and three boards'
+    # throughput (Offline).
+    single_frames=$(field "$work/$tag.predict.json" "max(8, int($seconds * 1000 / j['latency_ms']))")
+    offline_frames=$(field "$work/$tag.predict.json" "max(24, int($seconds * 3 * j['fps']))")
     # One node: the whole model. Three: the planner's plan for each objective.
     run "$dpushard" split "$model" --nodes 1 --target kv260 -o "$work/$tag-1" 2>/dev/null
     run "$dpushard" split "$model" --nodes 3 --strategy "$strategy" --objective latency \

@@ -3,6 +3,7 @@
 #include "convvit.hpp"
 
 #include <string>
+#include <vector>
 
 #include "dpushard/error.hpp"
 
@@ -21,6 +22,35 @@ std::int64_t convvit_stem_params(const ZooSpec& spec, std::int64_t dim) {
   return conv_params(3, spec.input[2], kConvVitStem[0]) +
          conv_params(3, kConvVitStem[0], kConvVitStem[1]) +
          conv_params(kPatchKernel, kConvVitStem[1], dim);
+}
+
+ConvVitShape solve_convvit_shape(const ZooSpec& spec, const ConvVitCandidate& candidate) {
+  constexpr std::int64_t kMaxDim = 4096;
+  constexpr std::int64_t kMaxHidden = 16384;
+  const auto step_at = [](std::int64_t dim) -> std::int64_t { return dim < 256 ? 32 : 64; };
+  ConvVitShape shape;
+  shape.blocks = convvit_depth(spec.params / spec.experts);
+  std::vector<ShapeCandidate> candidates;
+  for (std::int64_t dim = 32; dim <= kMaxDim; dim += step_at(dim))
+    for (std::int64_t hidden = 3 * dim; hidden <= 5 * dim && hidden <= kMaxHidden;
+         hidden += step_at(dim))
+      candidates.push_back(candidate(shape.blocks, dim, hidden));
+  const SizeChoice choice = solve_size("convvit", spec.params, candidates);
+  shape.dim = choice.widths[0];
+  shape.hidden = choice.widths[1];
+  shape.tail = choice.tail;
+  return shape;
+}
+
+Act convvit_blocks(const std::string& prefix, const Act& tokens, int blocks,
+                   const ConvVitSublayer& mixer, const ConvVitSublayer& mlp) {
+  Act x = tokens;
+  for (int i = 0; i < blocks; ++i) {
+    const std::string block = prefix + "block" + std::to_string(i);
+    x = mixer(block + "/attn", x);
+    x = mlp(block + "/mlp", x);
+  }
+  return x;
 }
 
 Act convvit_patch_stem(ModelBuilder& b, const ZooSpec& spec, std::int64_t dim) {

@@ -30,20 +30,8 @@ namespace dpushard::zoo {
 namespace {
 
 constexpr std::int64_t kGatedMlpRatio = 4;
-constexpr std::int64_t kGatedMaxDim = 4096;
-constexpr std::int64_t kGatedMaxHidden = 16384;
 constexpr std::int64_t kLocalKernel = 3;    // the value path's depthwise conv
 constexpr std::int64_t kMaxPoolWindow = 8;  // DPUCZDX8G pooling kernels: 1 to 8, square
-
-// Width grid: multiples of 32 below 256, of 64 from there on (as the softmax variant's).
-std::int64_t gated_width_step(std::int64_t dim) { return dim < 256 ? 32 : 64; }
-
-struct GatedPlan {
-  int blocks = 2;
-  std::int64_t dim = 0;     // token width D
-  std::int64_t hidden = 0;  // MLP hidden width, ideally 4 D
-  std::int64_t tail = 0;
-};
 
 // Parameters of one block: gate, key, value and projection 1x1 convs (D^2 + D each), the
 // depthwise 3x3 (9 D + D), fc1 (D Hd + Hd) and fc2 (Hd D + D).
@@ -64,23 +52,6 @@ ShapeCandidate gated_candidate(const ZooSpec& spec, int blocks, std::int64_t dim
   c.misfit =
       std::abs(std::log(static_cast<double>(hidden) / static_cast<double>(kGatedMlpRatio * dim)));
   return c;
-}
-
-GatedPlan plan_gated(const ZooSpec& spec) {
-  GatedPlan plan;
-  plan.blocks = convvit_depth(spec.params / spec.experts);
-  std::vector<ShapeCandidate> candidates;
-  for (std::int64_t dim = 32; dim <= kGatedMaxDim; dim += gated_width_step(dim)) {
-    const std::int64_t step = gated_width_step(dim);
-    for (std::int64_t hidden = 3 * dim; hidden <= 5 * dim && hidden <= kGatedMaxHidden;
-         hidden += step)
-      candidates.push_back(gated_candidate(spec, plan.blocks, dim, hidden));
-  }
-  const SizeChoice choice = solve_size("convvit", spec.params, candidates);
-  plan.dim = choice.widths[0];
-  plan.hidden = choice.widths[1];
-  plan.tail = choice.tail;
-  return plan;
 }
 
 // Pooling windows whose product is `side`, each at most 8 (largest first); empty when a
@@ -139,28 +110,25 @@ Act gated_mlp(ModelBuilder& b, const std::string& name, const Act& x, std::int64
   return b.add(name + "/residual", {x, h}, /*relu=*/false);
 }
 
-Act gated_expert(ModelBuilder& b, const std::string& prefix, const Act& tokens,
-                 const GatedPlan& plan) {
-  Act x = tokens;
-  for (int i = 0; i < plan.blocks; ++i) {
-    const std::string block = prefix + "block" + std::to_string(i);
-    x = gated_attention(b, block + "/attn", x);
-    x = gated_mlp(b, block + "/mlp", x, plan.hidden);
-  }
-  return x;
-}
-
 }  // namespace
 
 Graph make_convvit_gated(const ZooSpec& spec) {
   check_spec(spec, "convvit");
-  const GatedPlan plan = plan_gated(spec);
+  const ConvVitShape plan =
+      solve_convvit_shape(spec, [&spec](int blocks, std::int64_t dim, std::int64_t hidden) {
+        return gated_candidate(spec, blocks, dim, hidden);
+      });
 
   ModelBuilder b("zoo_convvit", spec.seed, spec.weights);
   const Act tokens = convvit_patch_stem(b, spec, plan.dim);
   std::vector<Act> experts;
   for (int e = 0; e < spec.experts; ++e)
-    experts.push_back(gated_expert(b, expert_prefix(e), tokens, plan));
+    experts.push_back(convvit_blocks(
+        expert_prefix(e), tokens, plan.blocks,
+        [&b](const std::string& name, const Act& x) { return gated_attention(b, name, x); },
+        [&b, &plan](const std::string& name, const Act& x) {
+          return gated_mlp(b, name, x, plan.hidden);
+        }));
   Act x = join_experts(b, experts, spec.join, /*channel_axis=*/3);
 
   x = token_mean(b, "tail/pool", x);

@@ -21,18 +21,9 @@ namespace dpushard::zoo {
 namespace {
 
 constexpr std::int64_t kMlpRatio = 4;
-constexpr std::int64_t kMaxDim = 4096;
-constexpr std::int64_t kMaxHidden = 16384;
 
 // Head size 32 for narrow models, 64 from a width of 256 on.
 std::int64_t head_dim(std::int64_t dim) { return dim < 256 ? 32 : 64; }
-
-struct ConvVitPlan {
-  int blocks = 2;
-  std::int64_t dim = 0;     // token width D
-  std::int64_t hidden = 0;  // MLP hidden width, ideally 4 D
-  std::int64_t tail = 0;
-};
 
 ShapeCandidate convvit_candidate(const ZooSpec& spec, int blocks, std::int64_t dim,
                                  std::int64_t hidden) {
@@ -47,24 +38,6 @@ ShapeCandidate convvit_candidate(const ZooSpec& spec, int blocks, std::int64_t d
   c.tail_nominal = std::max<std::int64_t>(64, dim);
   c.misfit = std::abs(std::log(static_cast<double>(hidden) / static_cast<double>(kMlpRatio * dim)));
   return c;
-}
-
-ConvVitPlan plan_convvit(const ZooSpec& spec) {
-  ConvVitPlan plan;
-  plan.blocks = convvit_depth(spec.params / spec.experts);
-  // D a multiple of the head size (32 below 256, then 64); hidden from 3 D to 5 D in
-  // steps of the head size.
-  std::vector<ShapeCandidate> candidates;
-  for (std::int64_t dim = 32; dim <= kMaxDim; dim += head_dim(dim)) {
-    const std::int64_t step = head_dim(dim);
-    for (std::int64_t hidden = 3 * dim; hidden <= 5 * dim && hidden <= kMaxHidden; hidden += step)
-      candidates.push_back(convvit_candidate(spec, plan.blocks, dim, hidden));
-  }
-  const SizeChoice choice = solve_size("convvit", spec.params, candidates);
-  plan.dim = choice.widths[0];
-  plan.hidden = choice.widths[1];
-  plan.tail = choice.tail;
-  return plan;
 }
 
 // [1, T, D] -> [1, H, T, D/H].
@@ -130,22 +103,14 @@ Act mlp(ModelBuilder& b, const std::string& name, const Act& x, std::int64_t hid
   return b.add(name + "/residual", {x, h}, /*relu=*/false);
 }
 
-Act convvit_expert(ModelBuilder& b, const std::string& prefix, const Act& tokens,
-                   const ConvVitPlan& plan) {
-  Act x = tokens;
-  for (int i = 0; i < plan.blocks; ++i) {
-    const std::string block = prefix + "block" + std::to_string(i);
-    x = attention(b, block + "/attn", x);
-    x = mlp(b, block + "/mlp", x, plan.hidden);
-  }
-  return x;
-}
-
 }  // namespace
 
 Graph make_convvit_softmax(const ZooSpec& spec) {
   check_spec(spec, "convvit");
-  const ConvVitPlan plan = plan_convvit(spec);
+  const ConvVitShape plan =
+      solve_convvit_shape(spec, [&spec](int blocks, std::int64_t dim, std::int64_t hidden) {
+        return convvit_candidate(spec, blocks, dim, hidden);
+      });
 
   ModelBuilder b("zoo_convvit", spec.seed, spec.weights);
   Act x = convvit_patch_stem(b, spec, plan.dim);
@@ -155,7 +120,12 @@ Graph make_convvit_softmax(const ZooSpec& spec) {
 
   std::vector<Act> experts;
   for (int e = 0; e < spec.experts; ++e)
-    experts.push_back(convvit_expert(b, expert_prefix(e), x, plan));
+    experts.push_back(convvit_blocks(
+        expert_prefix(e), x, plan.blocks,
+        [&b](const std::string& name, const Act& in) { return attention(b, name, in); },
+        [&b, &plan](const std::string& name, const Act& in) {
+          return mlp(b, name, in, plan.hidden);
+        }));
   x = join_experts(b, experts, spec.join, /*channel_axis=*/2);
 
   const std::int64_t channels = x.value.shape[2];
