@@ -34,7 +34,8 @@ args=(--cluster "$scratch/cluster.yaml" --models "$scratch/models" --sizes 1M,2M
 "$suite" "${args[@]}" --node-strategies 4=replicate,hybrid,auto --node-sizes 4=2M \
   --benchmark_list_tests=true >"$scratch/list.txt" 2>"$scratch/err.txt" ||
   { cat "$scratch/err.txt"; fail "the suite failed"; }
-names=$(sed 's|/iterations:.*||' "$scratch/list.txt" | sort | tr '\n' ' ')
+# Each configuration is listed once per LoadGen scenario (/scenario:SingleStream, ...).
+names=$(sed -e 's|/iterations:.*||' -e 's|/scenario:[A-Za-z]*||' "$scratch/list.txt" | sort -u | tr '\n' ' ')
 # 2 nodes: every strategy (auto: measured as the one whose plan it is, unless its own);
 # 4 nodes: replicate and hybrid at 2M only (auto's plan is one of them or its own row).
 for want in cnn/params:1M/nodes:1/strategy:single cnn/params:2M/nodes:1/strategy:single \
