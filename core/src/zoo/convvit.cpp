@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dpushard/error.hpp"
+#include "family.hpp"
 
 namespace dpushard {
 namespace zoo {
