@@ -1,5 +1,5 @@
 // The cost terms for small depthwise and squeeze-excitation networks (docs/perf.md "Small
-// depthwise and squeeze-excitation networks", issue 24): the fixed cost of every DPU op,
+// depthwise and squeeze-excitation networks", issue 24): the latency floor of every DPU op,
 // the DDR traffic of a depthwise layer, hard-swish and hard-sigmoid as ALU passes of their
 // own, and the plain convolution networks' predictions, which these terms must not move.
 
@@ -20,7 +20,7 @@ std::vector<std::int8_t> ones(std::int64_t n) {
   return std::vector<std::int8_t>(static_cast<std::size_t>(n), 1);
 }
 
-// Memory so fast that every op is compute-bound: times are cycles and fixed costs only.
+// Memory so fast that every op is compute-bound: times are cycles and latency floors only.
 Target compute_only(const std::string& name = "kv260") {
   Target t = builtin_target(name);
   t.ddr_bandwidth_gbps = 1e9;
@@ -46,37 +46,63 @@ Graph conv_chain(int layers, std::int64_t rows) {
   return b.finish();
 }
 
-TEST(PerOpCost, NTinyLayersCostNFixedCostsMoreThanOneLayerOfTheSameMacs) {
+double floor_ms(const Target& t) { return t.min_op_cycles / (t.clock_mhz * 1e3); }
+
+TEST(LatencyFloor, NTinyLayersCostNFloorsAndOneLayerOfTheSameMacsItsCompute) {
   const Target t = compute_only();
-  ASSERT_GT(t.per_op_cycles, 0.0) << "the shipped target has a fixed cost per op";
-  const double fixed_ms = t.per_op_cycles / (t.clock_mhz * 1e3);
+  ASSERT_GT(t.min_op_cycles, 0.0) << "the shipped target has a latency floor per op";
   constexpr int kLayers = 12;
-  // 12 layers of 8 rows against one layer of 96 rows: the same MACs and the same cycles
-  // (8 pixels x 16 ic x 16 oc per cycle, no padding), 12 fixed costs against one.
-  const Prediction many = predict(conv_chain(kLayers, 8), t);
-  const Prediction one = predict(conv_chain(1, 8 * kLayers), t);
+  constexpr std::int64_t kRows = 100;
+  // Each tiny layer: 100 cycles (8 pixels x 16 ic x 16 oc per cycle, no padding), well under
+  // the floor. One layer of 12 x 100 rows: the same MACs and cycles, past the floor.
+  const Prediction many = predict(conv_chain(kLayers, kRows), t);
+  const Prediction one = predict(conv_chain(1, kRows * kLayers), t);
   ASSERT_EQ(many.macs, one.macs);
   ASSERT_EQ(many.dpu_cycles, one.dpu_cycles);
   ASSERT_EQ(many.ops.size(), static_cast<std::size_t>(kLayers));
   for (const auto& op : many.ops) {
-    EXPECT_DOUBLE_EQ(op.fixed_ms, fixed_ms) << op.op;
-    EXPECT_NEAR(op.ms, op.compute_ms + fixed_ms, 1e-12) << op.op;
+    ASSERT_LT(op.compute_ms, floor_ms(t)) << op.op;
+    EXPECT_NEAR(op.ms, floor_ms(t), 1e-12) << op.op;
+    EXPECT_NEAR(op.floor_ms, floor_ms(t) - op.compute_ms, 1e-12) << op.op;
   }
-  EXPECT_NEAR(many.dpu_ms - one.dpu_ms, (kLayers - 1) * fixed_ms, 1e-9);
+  ASSERT_EQ(one.ops.size(), 1u);
+  ASSERT_GT(one.ops[0].compute_ms, floor_ms(t));
+  EXPECT_DOUBLE_EQ(one.ops[0].floor_ms, 0.0);
+  EXPECT_DOUBLE_EQ(one.ops[0].ms, one.ops[0].compute_ms);
+  // N floors against the one layer's compute time (one subgraph launch each).
+  EXPECT_NEAR(many.dpu_ms - one.dpu_ms, kLayers * floor_ms(t) - one.ops[0].compute_ms, 1e-9);
 
-  // Without the term the two networks cost the same: the difference is the term alone.
+  // Without the floor the two networks cost the same: the difference is the floor alone.
   Target none = t;
-  none.per_op_cycles = 0;
-  EXPECT_NEAR(predict(conv_chain(kLayers, 8), none).dpu_ms,
-              predict(conv_chain(1, 8 * kLayers), none).dpu_ms, 1e-9);
+  none.min_op_cycles = 0;
+  EXPECT_NEAR(predict(conv_chain(kLayers, kRows), none).dpu_ms,
+              predict(conv_chain(1, kRows * kLayers), none).dpu_ms, 1e-9);
 }
 
-TEST(PerOpCost, ScalesWithTheDpuClock) {
+TEST(LatencyFloor, ALayerPastTheFloorHidesItAndOneJustUnderTakesIt) {
+  const Target t = compute_only();
+  // rows x 1 cycle each: the number of rows whose compute time equals the floor.
+  const double rows_at_floor = t.min_op_cycles * t.compute_efficiency;
+  const auto big = static_cast<std::int64_t>(rows_at_floor) + 1;
+  const auto small = static_cast<std::int64_t>(rows_at_floor) - 1;
+  const OpTiming past = predict(conv_chain(1, big), t).ops[0];
+  EXPECT_DOUBLE_EQ(past.floor_ms, 0.0);
+  EXPECT_DOUBLE_EQ(past.ms, past.compute_ms);
+  const OpTiming under = predict(conv_chain(1, small), t).ops[0];
+  EXPECT_NEAR(under.ms, floor_ms(t), 1e-12);
+  EXPECT_GT(under.floor_ms, 0.0);
+  // A large layer of the real targets: the floor is far below its time.
+  const OpTiming large = predict(conv_chain(1, 56 * 56), builtin_target("zcu102")).ops[0];
+  EXPECT_DOUBLE_EQ(large.floor_ms, 0.0);
+}
+
+TEST(LatencyFloor, ScalesWithTheDpuClock) {
   Target a = compute_only();
   Target b = a;
   b.clock_mhz = a.clock_mhz / 2;
-  const auto fixed = [](const Target& t) { return predict(conv_chain(1, 8), t).ops[0].fixed_ms; };
-  EXPECT_NEAR(fixed(b), 2 * fixed(a), 1e-12);
+  const auto ms = [](const Target& t) { return predict(conv_chain(1, 8), t).ops[0].ms; };
+  EXPECT_NEAR(ms(a), floor_ms(a), 1e-12);
+  EXPECT_NEAR(ms(b), 2 * ms(a), 1e-12);
 }
 
 // input [1, h, w, c] -> depthwise k x k, stride s -> fix.
@@ -111,6 +137,23 @@ TEST(DepthwiseTraffic, ReadsItsInputAndWeightsOnceAndWritesItsOutput) {
   const Prediction p5 = predict(depthwise(28, 28, 240, 5, 1), t);
   EXPECT_EQ(p5.ops[0].bytes, 5 * 5 * 240 + 2 * 28 * 28 * 240);
   EXPECT_EQ(p5.ops[0].cycles, 15 * 7 * 28 * 25);
+}
+
+TEST(LatencyFloor, TheAluHasItsOwnFloor) {
+  const Target t = compute_only("zcu102");
+  ASSERT_GT(t.alu_min_op_cycles, 0.0);
+  const double alu_floor_ms = t.alu_min_op_cycles / (t.clock_mhz * 1e3);
+  // EfficientNet-B0's last depthwise layer, 7x7x1152 5x5: 72 x 2 x 7 x 25 = 25200 cycles.
+  const OpTiming large = predict(depthwise(7, 7, 1152, 5, 1), t).ops[0];
+  EXPECT_DOUBLE_EQ(large.floor_ms, 0.0);
+  // A squeeze-excite-sized one, 1x1x96 3x3: 6 x 1 x 1 x 9 = 54 cycles, on the ALU's floor,
+  // not the conv engine's.
+  const OpTiming tiny = predict(depthwise(1, 1, 96, 3, 1), t).ops[0];
+  EXPECT_EQ(tiny.cycles, 54);
+  EXPECT_NEAR(tiny.ms, alu_floor_ms, 1e-12);
+  Target other = t;
+  other.min_op_cycles = 0;
+  EXPECT_NEAR(predict(depthwise(1, 1, 96, 3, 1), other).ops[0].ms, alu_floor_ms, 1e-12);
 }
 
 // conv 16 -> 32 over 14x14, then `activation`, then a fix.
@@ -195,11 +238,12 @@ Graph vgg16() {
   return b.finish();
 }
 
-// The model before issue 24's terms: no fixed cost per op, efficiency 0.784 (the value
-// calibrated on pt_resnet50 without it).
+// The model before issue 24's terms: no latency floor, efficiency 0.784 (the value
+// calibrated on pt_resnet50, which no floor reaches).
 Target before(const std::string& name) {
   Target t = builtin_target(name);
-  t.per_op_cycles = 0;
+  t.min_op_cycles = 0;
+  t.alu_min_op_cycles = 0;
   t.compute_efficiency = 0.784;
   return t;
 }
@@ -217,6 +261,10 @@ TEST(PlainNetworks, PredictionsUnchangedWithinTwoPercent) {
                 << 1000 / now.latency_ms << " fps (one thread)\n";
       EXPECT_NEAR(now.fps / then.fps, 1.0, 0.02) << name << " on " << board;
       EXPECT_NEAR(then.latency_ms / now.latency_ms, 1.0, 0.02) << name << " on " << board;
+      // Every ResNet-50 layer is past both floors: the calibration network does not move.
+      if (name == "resnet50") {
+        EXPECT_DOUBLE_EQ(now.latency_ms, then.latency_ms) << board;
+      }
     }
   }
 }

@@ -118,10 +118,10 @@ TEST(TargetErrors, MissingFieldIsNamed) {
   // The memory available to models: required like every other field, a whole count of MiB.
   expect_one_line_naming(error_of(replaced("  model_mib: [0-9]+\n", "")), "memory.model_mib",
                          "missing");
-  expect_one_line_naming(error_of(replaced("  per_op_cycles: [0-9.]+\n", "")), "dpu.per_op_cycles",
+  expect_one_line_naming(error_of(replaced("  min_op_cycles: [0-9.]+\n", "")), "dpu.min_op_cycles",
                          "missing");
-  expect_one_line_naming(error_of(replaced("per_op_cycles: [0-9.]+", "per_op_cycles: -1")),
-                         "dpu.per_op_cycles", "outside");
+  expect_one_line_naming(error_of(replaced("alu_min_op_cycles: [0-9.]+", "alu_min_op_cycles: -1")),
+                         "dpu.alu_min_op_cycles", "outside");
   expect_one_line_naming(error_of(replaced("model_mib: [0-9]+", "model_mib: 0")),
                          "memory.model_mib", "outside");
   expect_one_line_naming(error_of(replaced("model_mib: [0-9]+", "model_mib: lots")),

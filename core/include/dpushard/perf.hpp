@@ -34,9 +34,11 @@ struct Target {
   std::int64_t alu_pixel_parallelism = 0;
   bool channel_augmentation = false;  // narrow inputs pack kw*ic into the ICP lanes
   double compute_efficiency = 0;      // achieved fraction of padded peak (calibrated)
-  // Fixed DPU cycles of every op (instruction block) on top of its compute or memory time:
-  // the layer's instruction fetch and its first tile loads, which nothing overlaps.
-  double per_op_cycles = 0;
+  // The fewest DPU cycles an op takes, on the conv engine (conv, matmul) and on the ALU
+  // (depthwise, pooling, eltwise): one tile's instruction fetch, load, compute and save in
+  // sequence, which a layer of many tiles overlaps and a tiny layer cannot (docs/perf.md).
+  double min_op_cycles = 0;
+  double alu_min_op_cycles = 0;
 
   // DDR, shared by all DPU cores.
   double ddr_bandwidth_gbps = 0;  // theoretical, GB/s (1e9 bytes)
@@ -108,8 +110,8 @@ struct OpTiming {
   std::int64_t bytes = 0;        // DDR traffic: weights + input + output feature maps
   double compute_ms = 0;         // cycles / (clock * efficiency), or the CPU time
   double memory_ms = 0;          // bytes / effective DDR bandwidth
-  double fixed_ms = 0;           // the DPU's fixed cost per op (Target::per_op_cycles)
-  double ms = 0;                 // max(compute, memory) + fixed on the DPU; the CPU time otherwise
+  double floor_ms = 0;           // what the op's latency floor (min_op_cycles) adds on the DPU
+  double ms = 0;                 // max(compute, memory, floor) on the DPU; the CPU time otherwise
   Bound bound = Bound::Compute;
 };
 

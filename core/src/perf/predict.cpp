@@ -32,7 +32,8 @@ OpTiming base_timing(const Op& op, const OpShape& s) {
   return t;
 }
 
-// Compute and memory time on the DPU; ms = the larger of the two.
+// Compute and memory time on the DPU; ms = the larger of the two, or the op's latency floor
+// when a tiny op takes less than that (docs/perf.md "Small depthwise ...").
 void time_on_dpu(const OpShape& s, const Target& target, OpTiming& t) {
   t.engine = Device::Dpu;
   t.cycles = perf::dpu_cycles(s, target);
@@ -42,9 +43,13 @@ void time_on_dpu(const OpShape& s, const Target& target, OpTiming& t) {
   t.compute_ms = static_cast<double>(t.cycles) / cycles_per_ms;
   t.memory_ms = static_cast<double>(t.bytes) / bytes_per_ms;
   t.bound = t.compute_ms >= t.memory_ms ? Bound::Compute : Bound::Memory;
-  // The op's own fixed cost (instruction fetch, first tile loads) runs at the DPU clock.
-  t.fixed_ms = target.per_op_cycles / (target.clock_mhz * 1e3);
-  t.ms = std::max(t.compute_ms, t.memory_ms) + t.fixed_ms;
+  // One tile through the pipeline in sequence, at the DPU clock: hidden behind a layer of many
+  // tiles, the whole time of a tiny one.
+  const double min_cycles =
+      s.kind == OpKind::Conv ? target.min_op_cycles : target.alu_min_op_cycles;
+  const double busy_ms = std::max(t.compute_ms, t.memory_ms);
+  t.ms = std::max(busy_ms, min_cycles / (target.clock_mhz * 1e3));
+  t.floor_ms = t.ms - busy_ms;
 }
 
 // Float operations at the CPU fallback's rate.
@@ -65,8 +70,8 @@ void time_as_boundary(const OpShape& s, const Target& target, double slowdown, O
       "output not produced by a fix op: the compiler moves the trailing conv to the "
       "CPU (~" +
       std::to_string(std::lround(slowdown)) + "x slower)";
-  t.ms *= slowdown;  // the DPU time, its fixed part included
-  t.fixed_ms = 0;
+  t.ms *= slowdown;  // the DPU time, its floor included
+  t.floor_ms = 0;
   t.compute_ms = t.ms;
   t.memory_ms = 0;
   t.bound = Bound::Cpu;

@@ -53,7 +53,7 @@ Target read_target(const yaml::Document& doc) {
   const yaml::Map dpu = top.get("dpu").map(
       {"arch", "clock_mhz", "cores", "pixel_parallelism", "input_channel_parallelism",
        "output_channel_parallelism", "alu_pixel_parallelism", "channel_augmentation",
-       "compute_efficiency", "per_op_cycles"});
+       "compute_efficiency", "min_op_cycles", "alu_min_op_cycles"});
   t.arch = dpu.get("arch").nonempty_text();
   t.clock_mhz = dpu.get("clock_mhz").number(1, 10'000);
   t.dpu_cores = dpu.get("cores").int32(1, 64);
@@ -63,7 +63,8 @@ Target read_target(const yaml::Document& doc) {
   t.alu_pixel_parallelism = dpu.get("alu_pixel_parallelism").int32(1, 1024);
   t.channel_augmentation = dpu.get("channel_augmentation").boolean();
   t.compute_efficiency = dpu.get("compute_efficiency").number(1e-6, 1);
-  t.per_op_cycles = dpu.get("per_op_cycles").number(0, kBig);
+  t.min_op_cycles = dpu.get("min_op_cycles").number(0, kBig);
+  t.alu_min_op_cycles = dpu.get("alu_min_op_cycles").number(0, kBig);
 
   const yaml::Map memory = top.get("memory").map({"ddr_bandwidth_gbps", "efficiency", "model_mib"});
   t.ddr_bandwidth_gbps = memory.get("ddr_bandwidth_gbps").number(1e-6, kBig);
