@@ -207,7 +207,8 @@ TEST(HardActivations, HardSwishIsAHardSigmoidPassAndAMultiplyPassOnTheAlu) {
   }
 }
 
-// VGG-16's convolution stack at 224x224 and its classifier: few, heavy ops.
+// VGG-16's convolution stack at 224x224 and its classifier: few, heavy ops (shapes only: the
+// timing model reads no weight values, and 138M of them would take seconds to build).
 Graph vgg16() {
   GraphBuilder b("vgg16");
   Value x = b.input("x", {1, 224, 224, 3}, 6);
@@ -223,7 +224,7 @@ Graph vgg16() {
     }
     Conv2dSpec spec;  // 3x3, pad 1
     spec.nonlinear = Nonlinear::Relu;
-    const Value w = b.constant(n + "_w", {width, 3, 3, c}, ones(width * 9 * c), 7);
+    const Value w = b.shaped_constant(n + "_w", {width, 3, 3, c}, 7);
     x = b.conv2d(n, x, w, std::nullopt, spec, 5);
     c = width;
   }
@@ -231,7 +232,7 @@ Graph vgg16() {
   std::int64_t in = size * size * c;
   for (const std::int64_t out : {4096, 4096, 1000}) {
     const std::string n = "fc" + std::to_string(out) + "_" + std::to_string(i++);
-    const Value w = b.constant(n + "_w", {out, in}, ones(out * in), 7);
+    const Value w = b.shaped_constant(n + "_w", {out, in}, 7);
     x = b.matmul(n, x, w, std::nullopt, /*transpose_b=*/true, 5);
     in = out;
   }
