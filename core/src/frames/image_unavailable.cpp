@@ -1,0 +1,18 @@
+// A build without DPUSHARD_WITH_IMAGES: images are refused with one line.
+
+#include <filesystem>
+
+#include "dpushard/error.hpp"
+#include "dpushard/image.hpp"
+
+namespace dpushard {
+
+bool images_supported() { return false; }
+
+RgbImage decode_image(const std::filesystem::path& path) {
+  throw Error(path.string() +
+              ": this dpushard was built without image support (DPUSHARD_WITH_IMAGES=OFF; "
+              "it needs libturbojpeg0-dev and libpng-dev)");
+}
+
+}  // namespace dpushard
