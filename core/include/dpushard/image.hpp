@@ -2,12 +2,13 @@
 // Images as model inputs: JPEG (libjpeg-turbo's TurboJPEG API) and PNG (libpng) decoded to
 // 8-bit RGB the way PIL's Image.open(f).convert("RGB") does (torchvision's default loader):
 // grayscale is replicated into R, G and B, alpha is dropped (not composited), palettes are
-// expanded and 16-bit PNG samples keep their high byte. Then the torchvision transform of
-// a recorded Preprocessing block (preprocessing.hpp). Built with DPUSHARD_WITH_IMAGES; a build
-// without it refuses images with one line.
+// expanded, and 16-bit PNG samples keep their high byte (PIL clips 16-bit grayscale at 255
+// instead). Then the torchvision transform of a Preprocessing block (preprocessing.hpp).
+// Built with DPUSHARD_WITH_IMAGES; a build without it refuses images with one line.
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "dpushard/preprocessing.hpp"
@@ -29,6 +30,8 @@ bool is_image_file_name(const std::filesystem::path& path);
 // Decodes the JPEG or PNG at `path` (told apart by the file's first bytes). A corrupt or
 // truncated file, or one in neither format, throws one dpushard::Error naming the file.
 RgbImage decode_image(const std::filesystem::path& path);
+// The same for a file's bytes already in memory (a request body); `label` names it in errors.
+RgbImage decode_image_bytes(const std::string& bytes, const std::string& label);
 
 // PIL's Image.resize((width, height), Image.BILINEAR) on an RGB image: a triangle filter
 // whose support grows with the scale when downscaling (antialiased), coefficients in

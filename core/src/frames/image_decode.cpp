@@ -21,7 +21,7 @@ namespace dpushard {
 namespace {
 
 // Far beyond any camera's frame; keeps a forged header from asking for gigabytes.
-constexpr std::int64_t kMaxPixels = std::int64_t{1} << 28;
+constexpr std::int64_t kMaxPixels = std::int64_t{1} << 26;  // 8192 x 8192
 
 bool starts_with(const std::string& bytes, const unsigned char* magic, std::size_t n) {
   return bytes.size() >= n && std::memcmp(bytes.data(), magic, n) == 0;
@@ -30,7 +30,7 @@ bool starts_with(const std::string& bytes, const unsigned char* magic, std::size
 void check_size(const std::string& label, std::int64_t width, std::int64_t height) {
   if (width <= 0 || height <= 0 || width * height > kMaxPixels)
     throw Error(label + ": image of " + std::to_string(width) + "x" + std::to_string(height) +
-                " pixels is empty or larger than dpushard takes (2^28 pixels)");
+                " pixels is empty or larger than dpushard takes (2^26 pixels)");
 }
 
 RgbImage decode_jpeg(const std::string& bytes, const std::string& label) {
@@ -124,10 +124,12 @@ RgbImage decode_png(const std::string& bytes, const std::string& label) {
 bool images_supported() { return true; }
 
 RgbImage decode_image(const std::filesystem::path& path) {
+  return decode_image_bytes(read_regular_file(path), path.string());
+}
+
+RgbImage decode_image_bytes(const std::string& bytes, const std::string& label) {
   static constexpr unsigned char kJpeg[] = {0xFF, 0xD8, 0xFF};
   static constexpr unsigned char kPng[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
-  const std::string label = path.string();
-  const std::string bytes = read_regular_file(path);
   if (starts_with(bytes, kJpeg, sizeof kJpeg)) return decode_jpeg(bytes, label);
   if (starts_with(bytes, kPng, sizeof kPng)) return decode_png(bytes, label);
   throw Error(label + ": neither a JPEG nor a PNG image (by its first bytes)");
