@@ -151,7 +151,14 @@ void make_images(const fs::path& folder) {
   fs::remove(folder.parent_path() / "make.py");
 }
 
+// Images need a build with DPUSHARD_WITH_IMAGES (libturbojpeg0-dev, libpng-dev).
+#define DPUSHARD_REQUIRE_IMAGES()                                                    \
+  do {                                                                               \
+    if (!DPUSHARD_TEST_IMAGES) GTEST_SKIP() << "built without DPUSHARD_WITH_IMAGES"; \
+  } while (false)
+
 TEST(CliFrames, ImageFolderRunsEveryGoodImageAndNamesTheTruncatedOne) {
+  DPUSHARD_REQUIRE_IMAGES();
   ScratchDir dir;
   make_model(dir);
   make_images(dir / "images");
@@ -190,6 +197,7 @@ TEST(CliFrames, ImageFolderRunsEveryGoodImageAndNamesTheTruncatedOne) {
 }
 
 TEST(CliFrames, ImportRecordsThePreprocessingBlockAndInspectShowsIt) {
+  DPUSHARD_REQUIRE_IMAGES();  // its last part runs an image through the model and its plan
   ScratchDir dir;
   const std::string export_se = "/usr/bin/python3 " +
                                 q(fs::path(DPUSHARD_SOURCE_DIR) / "tests/onnx/make_models.py") +
