@@ -49,6 +49,12 @@ option(DPUSHARD_WITH_ONEDNN "Build the oneDNN-based cpu backend" ON)
 # then says it was not built, and the import runs on the host.
 option(DPUSHARD_WITH_ONNX "Build ONNX import (dpushard import)" ON)
 
+# Decode JPEG and PNG images as model inputs (`exec`/`run --input` with images or folders
+# of them: core/src/frames, docs/inference.md) with libjpeg-turbo's TurboJPEG API
+# (libturbojpeg0-dev) and libpng (libpng-dev). Off: .npy inputs only, and an image given
+# as input is a one-line error saying this build has no image support.
+option(DPUSHARD_WITH_IMAGES "Decode JPEG/PNG inputs (libturbojpeg0-dev, libpng-dev)" ON)
+
 # Compile the libraries, the command line and the benchmarks as unity sources (CMake's
 # UNITY_BUILD: a few files per compiler run) instead of one object per file. Halves a
 # cold build on two cores, at the cost of slower incremental rebuilds. On in the release

@@ -5,7 +5,7 @@
 # and holds the fuzz_* targets and make_frame_seeds (fuzz/CMakeLists.txt).
 # Seeds: the frame decoder starts from one frame of every message type (make_frame_seeds),
 # the xmodel reader from the xmodel files in the seed folders, the plan.yaml, cluster.yaml
-# and .npy readers from the files in fuzz/seeds/{plan,cluster,npy}/.
+# and .npy readers and the image decoders from the files in fuzz/seeds/{plan,cluster,npy,image}/.
 # Corpus: what each fuzzer finds is kept in BUILD_DIR/fuzz/corpus/<target>/, so a later run
 # in the same build folder starts from there. A crash, a sanitizer report, a leak, a slow
 # input or running out of memory makes the fuzzer, and so this script, exit non-zero; the
@@ -55,5 +55,9 @@ fuzz fuzz_xmodel_reader -max_len=65536 -- "${xmodel_seeds[@]}"
 fuzz fuzz_plan_yaml -max_len=65536 -- "$seeds/plan"
 fuzz fuzz_cluster_yaml -max_len=4096 -- "$seeds/cluster"
 fuzz fuzz_npy_reader -max_len=16384 -- "$seeds/npy"
+# Built only with DPUSHARD_WITH_IMAGES (libturbojpeg0-dev, libpng-dev).
+if [[ -x "$build/fuzz/fuzz_image_decoder" ]]; then
+  fuzz fuzz_image_decoder -max_len=16384 -- "$seeds/image"
+fi
 
 printf 'fuzz: %s\n' "${summary[@]}"

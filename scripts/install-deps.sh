@@ -22,6 +22,7 @@ run_packages=(
   libboost-dev libyaml-cpp-dev libbenchmark-dev libbenchmark-tools
   libdnnl-dev ocl-icd-opencl-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev
   libspdlog-dev libcli11-dev libssl-dev libonnx-dev
+  libturbojpeg0-dev libpng-dev
   python3-matplotlib python3-apt ansible-core
 )
 # glog, gflags, boost-filesystem: the real XIR/UniLog 3.5 built at test time (tests/vart).

@@ -54,4 +54,11 @@ nlohmann::json tensor_json(const QTensor& t, bool with_top5) {
   return j;
 }
 
+nlohmann::json preprocessing_json(const Preprocessing& p) {
+  return {{"mean", p.mean},
+          {"std", p.std},
+          {"resize", p.resize},
+          {"crop", {p.crop_height, p.crop_width}}};
+}
+
 }  // namespace dpushard::cli

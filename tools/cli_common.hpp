@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "dpushard/preprocessing.hpp"
 #include "dpushard/tensor.hpp"
 
 namespace dpushard::cli {
@@ -17,5 +18,8 @@ std::string human_count(long long value);
 // A tensor as `exec` and `run` report it: name, shape, fix_point, sha256 and, for a
 // classifier output (a single row of at least 2 values) when asked, its top-5 classes.
 nlohmann::json tensor_json(const QTensor& tensor, bool with_top5);
+
+// A preprocessing block as `import` and `inspect` print it: {mean, std, resize, crop: [h, w]}.
+nlohmann::json preprocessing_json(const Preprocessing& p);
 
 }  // namespace dpushard::cli

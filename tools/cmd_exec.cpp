@@ -1,7 +1,10 @@
-// dpushard exec FILE.xmodel [--backend ref] [--input FILE.npy ... | --seed S] [--repeat N]
+// dpushard exec FILE.xmodel [--backend ref] [--input PATH ... | --seed S] [--repeat N]
+//                           [--output DIR [--float] [--top-k K]]
 //                           [--threads T] [--weights-from FILE_int.xmodel] [--json]
 // Runs frames of an `_int` model on one backend and reports the input and output tensors
-// (shape, fix point, sha256, top-5 for classifier outputs) and the per-frame latency. A
+// (shape, fix point, sha256, top-5 for classifier outputs) and the per-frame latency. An
+// --input is a .npy (one frame or a batch), an image or a folder of them (frame_source.hpp);
+// every frame runs --repeat times, and --output writes each frame's outputs. A
 // compiled model runs as it is on `vart` and `sim`; the other backends run its DPU
 // computation lowered to `_int` ops (lower_compiled.hpp), weights from --weights-from.
 
@@ -19,10 +22,12 @@
 #include "commands.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/frame_source.hpp"
 #include "dpushard/lower_compiled.hpp"
 #include "dpushard/numerics.hpp"
+#include "dpushard/preprocessing.hpp"
 #include "dpushard/xmodel.hpp"
-#include "npy_input.hpp"
+#include "frame_loop.hpp"
 #include "read_model.hpp"
 
 namespace dpushard::cli {
@@ -36,6 +41,7 @@ struct ExecOptions {
   int repeat = 1;
   int threads = 1;
   std::string weights_from;  // the `_int` file a compiled FILE was made from
+  OutputOptions output;
   bool json = false;
 };
 
@@ -64,20 +70,16 @@ Graph graph_to_run(const ExecOptions& o, const Graph& graph) {
   return lower_compiled(graph, &int_graph);
 }
 
-std::vector<QTensor> make_inputs(const ExecOptions& o, const Graph& graph) {
-  const std::vector<QTensor> specs = input_specs(graph);
-  if (!o.inputs.empty()) {
-    std::vector<InputSpec> wanted;
-    for (const QTensor& spec : specs)
-      wanted.push_back(
-          {spec.name, spec.shape, spec.fix_point,
-           parse_round_mode(string_attr(graph.op(spec.name).attrs, "round_mode", "DPU_ROUND"))});
-    return inputs_from_npy(o.inputs, wanted, o.file);
-  }
-  std::vector<QTensor> inputs;
-  for (const QTensor& spec : specs)
-    inputs.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, o.seed));
-  return inputs;
+// The frames to run: the --input paths, or one frame of seeded random int8 tensors.
+FrameSource make_source(const ExecOptions& o, const Graph& graph) {
+  std::vector<InputSpec> specs;
+  for (const QTensor& spec : input_specs(graph))
+    specs.push_back(
+        {spec.name, spec.shape, spec.fix_point,
+         parse_round_mode(string_attr(graph.op(spec.name).attrs, "round_mode", "DPU_ROUND"))});
+  if (!o.inputs.empty())
+    return FrameSource(o.inputs, std::move(specs), recorded_preprocessing(graph), o.file);
+  return FrameSource(std::move(specs), o.seed);
 }
 
 // The five largest values of a single-row output (a classifier), ties to the lower index.
@@ -125,10 +127,29 @@ void print_human(const nlohmann::json& r) {
   std::ostringstream out;
   out << "exec " << r["file"].get<std::string>() << " on " << r["backend"].get<std::string>()
       << " (" << r["threads"] << " thread" << (r["threads"] == 1 ? "" : "s") << "): " << r["frames"]
-      << " frame" << (r["frames"] == 1 ? "" : "s") << ", latency median "
-      << r["latency_ms"]["median"].get<double>() << " ms (min "
-      << r["latency_ms"]["min"].get<double>() << ", max " << r["latency_ms"]["max"].get<double>()
-      << "), load " << r["load_ms"].get<double>() << " ms\n";
+      << " frame" << (r["frames"] == 1 ? "" : "s");
+  if (r["latency_ms"]["median"].is_null())
+    out << ", none ran";
+  else
+    out << ", latency median " << r["latency_ms"]["median"].get<double>() << " ms (min "
+        << r["latency_ms"]["min"].get<double>() << ", max " << r["latency_ms"]["max"].get<double>()
+        << ")";
+  out << ", load " << r["load_ms"].get<double>() << " ms\n";
+  if (r.contains("results")) {
+    out << "  " << r["input_frames"] << " inputs, " << r["errors"].size() << " failed";
+    if (r.contains("output_dir")) out << ", outputs in " << r["output_dir"].get<std::string>();
+    out << "\n";
+    for (const auto& frame : r["results"]) {
+      out << "  [" << frame["index"] << "] " << frame["file"].get<std::string>();
+      for (const auto& t : frame["outputs"])
+        if (t.contains("top5")) {
+          out << "  top5:";
+          for (const auto& c : t["top5"]) out << " " << c["class"];
+        }
+      out << "\n";
+    }
+    out << "  first input's tensors:\n";
+  }
   for (const char* kind : {"inputs", "outputs"})
     for (const auto& t : r[kind]) {
       out << "  " << (kind[0] == 'i' ? "in " : "out") << "  " << t["name"].get<std::string>()
@@ -147,47 +168,53 @@ void print_human(const nlohmann::json& r) {
 
 int run_exec(const ExecOptions& o) {
   using Clock = std::chrono::steady_clock;
-  auto ms_since = [](Clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  };
   const Graph graph = read_model(o.file);
   BackendOptions backend_options;
   backend_options.threads = o.threads;
   std::unique_ptr<Backend> backend = make_backend(o.backend, backend_options);
-  const std::vector<QTensor> inputs = make_inputs(o, graph);
+  const FrameSource source = make_source(o, graph);
+  print_notes(source);
   const Graph to_run = graph_to_run(o, graph);
+  const std::unique_ptr<FrameOutputWriter> writer = make_output_writer(o.output);
 
   const auto load_start = Clock::now();
   backend->load(to_run);
-  const double load_ms = ms_since(load_start);
+  const double load_ms =
+      std::chrono::duration<double, std::milli>(Clock::now() - load_start).count();
 
-  std::vector<double> latencies;
-  std::vector<QTensor> outputs;
-  for (int frame = 0; frame < o.repeat; ++frame) {
-    const auto start = Clock::now();
-    outputs = backend->run(inputs);
-    latencies.push_back(ms_since(start));
-  }
+  const FramesRun run = run_frames(
+      source, [&](const std::vector<QTensor>& inputs) { return backend->run(inputs); }, o.repeat,
+      [](const QTensor& t) { return describe(t, true); }, writer.get());
+  const std::vector<double>& latencies = run.latencies_ms;
 
+  nlohmann::json latency = {{"median", nullptr}, {"min", nullptr}, {"max", nullptr}};
+  if (!latencies.empty())
+    latency = {{"median", median_of(latencies)},
+               {"min", *std::min_element(latencies.begin(), latencies.end())},
+               {"max", *std::max_element(latencies.begin(), latencies.end())}};
   nlohmann::json report = {{"file", o.file},
                            {"backend", std::string(backend->name())},
                            {"threads", o.threads},
                            {"repeat", o.repeat},
                            {"frames", latencies.size()},
                            {"load_ms", load_ms},
-                           {"latency_ms",
-                            {{"median", median_of(latencies)},
-                             {"min", *std::min_element(latencies.begin(), latencies.end())},
-                             {"max", *std::max_element(latencies.begin(), latencies.end())}}},
+                           {"latency_ms", latency},
                            {"inputs", nlohmann::json::array()},
                            {"outputs", nlohmann::json::array()}};
-  for (const auto& t : inputs) report["inputs"].push_back(describe(t, false));
-  for (const auto& t : outputs) report["outputs"].push_back(describe(t, true));
+  // The first frame's tensors, as for one input; every frame's outputs when there are more.
+  for (const auto& t : run.first_inputs) report["inputs"].push_back(describe(t, false));
+  for (const auto& t : run.first_outputs) report["outputs"].push_back(describe(t, true));
+  if (run.frames > 1 || !run.errors.empty()) {
+    report["input_frames"] = run.frames;
+    report["results"] = run.results;
+    report["errors"] = run.errors;
+  }
+  if (writer) report["output_dir"] = o.output.dir;
   if (o.json)
     print_json(report);
   else
     print_human(report);
-  return 0;
+  return frames_exit_code(run);
 }
 
 }  // namespace
@@ -207,8 +234,10 @@ Command add_exec_command(CLI::App& app) {
                return names;
              }())
       ->capture_default_str();
-  auto* input = sub->add_option("--input", o.inputs,
-                                "One .npy per model input (int8 as is, float32 quantized)");
+  auto* input =
+      sub->add_option("--input", o.inputs,
+                      "One path per model input: a .npy (one frame or a batch; int8 as is, float32 "
+                      "quantized), a JPEG/PNG image, or a folder of them (name order)");
   sub->add_option("--seed", o.seed, "Seed of the random int8 inputs")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)  // CLI11 would read -1 as 2^64-1
@@ -222,6 +251,7 @@ Command add_exec_command(CLI::App& app) {
   sub->add_option("--weights-from", o.weights_from,
                   "A compiled FILE on ref or cpu: the _int xmodel it was compiled from, whose "
                   "weights the compiled file does not carry");
+  add_output_options(*sub, o.output);
   sub->add_flag("--json", o.json, "Print the result as one JSON object on stdout");
   return {sub, [options] { return run_exec(*options); }};
 }

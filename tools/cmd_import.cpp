@@ -1,9 +1,15 @@
 // dpushard import MODEL.onnx: ONNX -> float IR graph -> calibrated power-of-two
 // quantization -> `_int` xmodel (docs/import.md).
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -11,6 +17,7 @@
 #ifdef DPUSHARD_HAVE_ONNX_IMPORT
 #include "dpushard/onnx_import.hpp"
 #endif
+#include "dpushard/preprocessing.hpp"
 #include "dpushard/quantize.hpp"
 #include "dpushard/xmodel.hpp"
 
@@ -28,9 +35,61 @@ struct ImportOptions {
   // Vitis AI's quantizers do for a DPUCZDX8G (docs/import.md); --keep-sigmoid turns it off.
   bool keep_sigmoid = false;
   bool hard_sigmoid = false;  // --hard-sigmoid: the default said explicitly
+  // The preprocessing block for image inputs (preprocessing.hpp); unset: the defaults.
+  std::vector<double> mean;
+  std::vector<double> std_dev;
+  int resize = 0;
+  std::string crop;  // "N" or "HxW"
 };
 
 #ifdef DPUSHARD_HAVE_ONNX_IMPORT
+// "224" or "224x200" (height x width).
+std::pair<int, int> parse_crop(const std::string& text) {
+  const auto x = text.find('x');
+  try {
+    std::size_t used = 0;
+    const int h = std::stoi(text.substr(0, x), &used);
+    if (used != text.substr(0, x).size()) throw std::invalid_argument(text);
+    int w = h;
+    if (x != std::string::npos) {
+      w = std::stoi(text.substr(x + 1), &used);
+      if (used != text.substr(x + 1).size()) throw std::invalid_argument(text);
+    }
+    if (h > 0 && w > 0) return {h, w};
+  } catch (const std::exception&) {
+  }
+  throw Error("import: --crop '" + text + "': expected N or HxW, positive");
+}
+
+// The block recorded with the model: the defaults for its first input's shape, with the
+// flags given in their place; nothing when the model does not take an image.
+std::optional<Preprocessing> preprocessing_for(const ImportOptions& o, const Graph& graph) {
+  const bool flags = !o.mean.empty() || !o.std_dev.empty() || o.resize > 0 || !o.crop.empty();
+  const std::vector<const Op*> inputs = graph.inputs();
+  const bool image = inputs.size() == 1 && inputs[0]->output.shape.size() == 4 &&
+                     inputs[0]->output.shape[0] == 1 && inputs[0]->output.shape[3] == 3;
+  if (!image) {
+    if (flags)
+      throw Error(
+          "import: --mean/--std/--resize/--crop are for a model with one image input "
+          "(NHWC [1, H, W, 3]); this one has " +
+          std::to_string(inputs.size()) + " input(s) of other shapes");
+    return std::nullopt;
+  }
+  const auto& shape = inputs[0]->output.shape;
+  Preprocessing p = default_preprocessing(shape, inputs[0]->name);
+  if (!o.mean.empty()) std::copy(o.mean.begin(), o.mean.end(), p.mean.begin());
+  if (!o.std_dev.empty()) std::copy(o.std_dev.begin(), o.std_dev.end(), p.std.begin());
+  if (o.resize > 0) p.resize = o.resize;
+  if (!o.crop.empty()) std::tie(p.crop_height, p.crop_width) = parse_crop(o.crop);
+  try {
+    check_preprocessing(p, shape, inputs[0]->name);
+  } catch (const Error& e) {
+    throw Error(std::string("import: ") + e.what());
+  }
+  return p;
+}
+
 constexpr int kDefaultRandomSamples = 8;
 
 nlohmann::json histogram(const std::map<int, int>& h) {
@@ -64,7 +123,9 @@ int run_import(const ImportOptions& o) {
     source = "random";
   }
   QuantizeReport report;
-  const Graph quantized = quantize(imported.graph, calibration, &report);
+  Graph quantized = quantize(imported.graph, calibration, &report);
+  const std::optional<Preprocessing> preprocessing = preprocessing_for(o, quantized);
+  if (preprocessing) record_preprocessing(quantized, *preprocessing);
   write_xmodel(quantized, o.output);
 
   nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
@@ -102,7 +163,9 @@ int run_import(const ImportOptions& o) {
                   {"weights", histogram(report.weight_fix_points)}}},
                 {"shift_adjustments", report.shift_adjustments},
                 {"inputs", inputs},
-                {"outputs", outputs}});
+                {"outputs", outputs},
+                {"preprocessing",
+                 preprocessing ? preprocessing_json(*preprocessing) : nlohmann::json(nullptr)}});
     return 0;
   }
   std::cerr << "imported " << o.model << " (opset " << imported.opset
@@ -128,6 +191,10 @@ int run_import(const ImportOptions& o) {
   for (const auto& out : outputs)
     std::cerr << "  output " << out["name"].get<std::string>() << " " << out["shape"].dump()
               << " fix_point " << out["fix_point"] << "\n";
+  if (preprocessing)
+    std::cerr << "  preprocessing for images: " << preprocessing_text(*preprocessing)
+              << " (--mean/--std/--resize/--crop; defaults: ImageNet's mean and std, the "
+                 "input's size as crop, resize crop*256/224)\n";
   std::cerr << "wrote " << o.output << "\n";
   return 0;
 }
@@ -170,6 +237,22 @@ Command add_import_command(CLI::App& app) {
   sub->add_flag("--hard-sigmoid", o.hard_sigmoid,
                 "The default, said explicitly: sigmoid -> hard-sigmoid, SiLU -> hard-swish")
       ->excludes(keep);
+  sub->add_option("--mean", o.mean,
+                  "Images: per-channel mean (R,G,B) after /255, recorded with the model "
+                  "[default: 0.485,0.456,0.406]")
+      ->delimiter(',')
+      ->expected(3);
+  sub->add_option("--std", o.std_dev,
+                  "Images: per-channel std (R,G,B) [default: 0.229,0.224,0.225]")
+      ->delimiter(',')
+      ->expected(3);
+  sub->add_option("--resize", o.resize,
+                  "Images: the shorter side after the bilinear resize [default: crop*256/224, "
+                  "256 for 224]")
+      ->check(CLI::Range(1, 65536));
+  sub->add_option("--crop", o.crop,
+                  "Images: the centre crop, N or HxW; must be the input's size [default: the "
+                  "input's H x W]");
   return {sub, [options] { return run_import(*options); }};
 }
 

@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "dpushard/cost.hpp"
 #include "dpushard/graph.hpp"
+#include "dpushard/preprocessing.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
 #include "read_model.hpp"
@@ -107,6 +108,8 @@ nlohmann::json summary_json(const std::string& file, const Graph& graph) {
                         {"outputs", nlohmann::json::array()}};
   for (const auto& t : inputs_of(graph)) out["inputs"].push_back(tensor_summary_json(t));
   for (const auto& t : outputs_of(graph)) out["outputs"].push_back(tensor_summary_json(t));
+  const std::optional<Preprocessing> preprocessing = recorded_preprocessing(graph);
+  out["preprocessing"] = preprocessing ? preprocessing_json(*preprocessing) : nullptr;
   if (compiled) {
     const auto subgraphs = subgraphs_of(graph);
     out["subgraphs"] = nlohmann::json::array();
@@ -143,6 +146,9 @@ void print_human(std::ostream& out, const std::string& file, const Graph& graph)
   out << "\n";
   for (const auto& t : inputs_of(graph)) out << "  input        " << tensor_text(t) << "\n";
   for (const auto& t : outputs_of(graph)) out << "  output       " << tensor_text(t) << "\n";
+  if (const auto preprocessing = recorded_preprocessing(graph))
+    out << "  preprocess   " << preprocessing_text(*preprocessing)
+        << " (images: resize shorter side, centre crop, /255, mean/std, RGB)\n";
   if (!compiled) return;
   for (const auto& s : subgraphs_of(graph)) {
     out << "  subgraph     " << (s.device.empty() ? "?" : s.device) << " " << s.name;

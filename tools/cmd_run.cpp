@@ -1,9 +1,10 @@
-// dpushard run PLAN_DIR --local [--backend ref|cpu] [--input FILE.npy ... | --seed S]
-//                               [--threads T] [--json]
+// dpushard run PLAN_DIR --local [--backend ref|cpu] [--input PATH ... | --seed S]
+//                               [--output DIR [--float] [--top-k K]] [--threads T] [--json]
 // Runs a split plan's fragments in plan order in this process and reports the model's
 // outputs exactly as `dpushard exec` does, so their sha256 can be compared with the whole
-// model's. Inputs are seeded random int8 tensors, or .npy files (one per model input, as
-// `exec --input`: int8 as is, float32 quantized with the input's fix point).
+// model's. Inputs are seeded random int8 tensors, or one path per model input as `exec
+// --input` takes it (a .npy frame or batch, an image, a folder: frame_source.hpp); images
+// use the preprocessing block the plan's fragments carry from the model.
 
 #include <chrono>
 #include <iostream>
@@ -15,10 +16,11 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dpushard/backend.hpp"
+#include "dpushard/frame_source.hpp"
 #include "dpushard/local_run.hpp"
 #include "dpushard/plan_format.hpp"
 #include "dpushard/plan_yaml.hpp"
-#include "npy_input.hpp"
+#include "frame_loop.hpp"
 #include "run_cluster.hpp"
 #include "usage_error.hpp"
 
@@ -32,6 +34,7 @@ struct RunOptions {
   std::uint64_t seed = 0;
   std::vector<std::string> inputs;  // .npy files, one per model input
   int threads = 1;
+  OutputOptions output;
   bool json = false;
 };
 
@@ -42,22 +45,25 @@ int run_run(const RunOptions& o) {
         "cluster.yaml (on its workers)");
   using Clock = std::chrono::steady_clock;
   const Plan plan = read_plan(o.plan_dir);
-  std::vector<QTensor> inputs;
-  if (!o.inputs.empty()) {
-    std::vector<InputSpec> specs;
-    for (const auto& t : plan.model_inputs)
-      specs.push_back({t.name, t.shape, t.fix_point, t.round_mode});
-    inputs = inputs_from_npy(o.inputs, specs, o.plan_dir);
-  } else {
-    for (const auto& t : plan.model_inputs)
-      inputs.push_back(random_qtensor(t.name, t.shape, t.fix_point, o.seed));
-  }
   LocalRunOptions options;
   options.backend = o.backend;
   options.threads = o.threads;
   const auto start = Clock::now();
-  const std::vector<QTensor> outputs = run_plan_locally(plan, o.plan_dir, inputs, options);
+  LocalPlanRunner runner(plan, o.plan_dir, options);
+  std::vector<InputSpec> specs;
+  for (const auto& t : plan.model_inputs)
+    specs.push_back({t.name, t.shape, t.fix_point, t.round_mode});
+  const FrameSource source = o.inputs.empty() ? FrameSource(std::move(specs), o.seed)
+                                              : FrameSource(o.inputs, std::move(specs),
+                                                            runner.preprocessing(), o.plan_dir);
+  print_notes(source);
+  const std::unique_ptr<FrameOutputWriter> writer = make_output_writer(o.output);
+  const FramesRun run = run_frames(
+      source, [&](const std::vector<QTensor>& inputs) { return runner.run(inputs); }, 1,
+      [](const QTensor& t) { return tensor_json(t, true); }, writer.get());
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  const std::vector<QTensor>& inputs = run.first_inputs;
+  const std::vector<QTensor>& outputs = run.first_outputs;
 
   nlohmann::json report = {{"file", o.plan_dir},
                            {"plan", o.plan_dir},
@@ -66,24 +72,40 @@ int run_run(const RunOptions& o) {
                            {"backend", o.backend},
                            {"threads", o.threads},
                            {"repeat", 1},
-                           {"frames", 1},
+                           {"frames", run.results.size()},
                            {"latency_ms", {{"median", ms}, {"min", ms}, {"max", ms}}},
                            {"inputs", nlohmann::json::array()},
                            {"outputs", nlohmann::json::array()}};
   for (const auto& t : inputs) report["inputs"].push_back(tensor_json(t, false));
   for (const auto& t : outputs) report["outputs"].push_back(tensor_json(t, true));
+  if (run.frames > 1 || !run.errors.empty()) {
+    report["input_frames"] = run.frames;
+    report["results"] = run.results;
+    report["errors"] = run.errors;
+  }
+  if (writer) report["output_dir"] = o.output.dir;
   if (o.json) {
     print_json(report);
-    return 0;
+    return frames_exit_code(run);
   }
   std::ostringstream out;
   out << "run " << o.plan_dir << " locally on " << o.backend << ": " << plan.fragments.size()
-      << " fragments (" << plan.strategy << "), " << ms << " ms including loading\n";
+      << " fragments (" << plan.strategy << "), " << run.results.size() << " frame"
+      << (run.results.size() == 1 ? "" : "s") << ", " << ms << " ms including loading\n";
+  if (run.frames > 1 || !run.errors.empty())
+    for (const auto& frame : run.results) {
+      out << "  [" << frame["index"] << "] " << frame["file"].get<std::string>();
+      for (const auto& t : frame["outputs"])
+        out << "  " << t["name"].get<std::string>() << " sha256 "
+            << t["sha256"].get<std::string>().substr(0, 16);
+      out << "\n";
+    }
   for (const auto& t : report["outputs"])
     out << "  out  " << t["name"].get<std::string>() << "  fp " << t["fix_point"] << "  sha256 "
         << t["sha256"].get<std::string>() << "\n";
+  if (writer) out << "  outputs in " << o.output.dir << "\n";
   std::cerr << out.str();
-  return 0;
+  return frames_exit_code(run);
 }
 
 }  // namespace
@@ -107,8 +129,10 @@ Command add_run_command(CLI::App& app) {
                    ->capture_default_str()
                    ->check(CLI::NonNegativeNumber);
   sub->add_option("--input", o.inputs,
-                  "--local: one .npy per model input (int8 as is, float32 quantized)")
+                  "--local: one path per model input: a .npy (one frame or a batch), an image, "
+                  "or a folder of them (as exec --input)")
       ->excludes(seed);
+  add_output_options(*sub, o.output);
   sub->add_option("--threads", o.threads, "Worker threads for backends that use them")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
@@ -117,6 +141,8 @@ Command add_run_command(CLI::App& app) {
   return {sub, [options, cluster] {
             if (!cluster->cluster_file.empty() && !options->inputs.empty())
               throw UsageError("run: --input works with --local only (cluster runs use --seed)");
+            if (!cluster->cluster_file.empty() && !options->output.dir.empty())
+              throw UsageError("run: --output works with --local only (for now)");
             if (!cluster->cluster_file.empty())
               return run_cluster(options->plan_dir, *cluster, options->seed, options->json);
             return run_run(*options);

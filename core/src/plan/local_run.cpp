@@ -1,5 +1,10 @@
 // Running a plan in one process: fragments in plan order, tensors handed over by edge.
 #include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "dpushard/backend.hpp"
 #include "dpushard/fragment_io.hpp"
@@ -8,13 +13,30 @@
 
 namespace dpushard {
 
-std::vector<QTensor> run_plan_locally(const Plan& plan, const std::filesystem::path& dir,
-                                      const std::vector<QTensor>& inputs,
-                                      const LocalRunOptions& options) {
+LocalPlanRunner::LocalPlanRunner(const Plan& plan, const std::filesystem::path& dir,
+                                 const LocalRunOptions& options)
+    : plan_(plan) {
   check_plan(plan);
-  std::vector<Graph> graphs;
-  for (const auto& f : plan.fragments) graphs.push_back(load_fragment(f, dir));
+  for (const auto& f : plan.fragments) graphs_.push_back(load_fragment(f, dir));
+  BackendOptions backend_options;
+  backend_options.threads = options.threads;
+  for (std::size_t k = 0; k < plan.fragments.size(); ++k) {
+    // A --no-output-fix output is a float value: it is quantized on the way out exactly as
+    // the reader's first fix does, as on a cluster, so int8 is handed over.
+    wire_fragment(graphs_[k], plan.fragments[k]);
+    backends_.push_back(make_backend(options.backend, backend_options));
+    backends_.back()->load(graphs_[k]);
+  }
+}
 
+std::optional<Preprocessing> LocalPlanRunner::preprocessing() const {
+  for (const Graph& g : graphs_)
+    if (auto p = recorded_preprocessing(g)) return p;
+  return std::nullopt;
+}
+
+std::vector<QTensor> LocalPlanRunner::run(const std::vector<QTensor>& inputs) {
+  const Plan& plan = plan_;
   if (inputs.size() != plan.model_inputs.size())
     throw Error("run: the plan takes " + std::to_string(plan.model_inputs.size()) +
                 " inputs, got " + std::to_string(inputs.size()));
@@ -41,19 +63,12 @@ std::vector<QTensor> run_plan_locally(const Plan& plan, const std::filesystem::p
     throw Error("run: no edge feeds '" + to + ":" + input + "'");
   };
 
-  BackendOptions backend_options;
-  backend_options.threads = options.threads;
   for (std::size_t k = 0; k < plan.fragments.size(); ++k) {
     const PlanFragment& f = plan.fragments[k];
-    Graph& g = graphs[k];
-    // A --no-output-fix output is a float value: it is quantized on the way out exactly as
-    // the reader's first fix does, as on a cluster, so int8 is handed over.
-    wire_fragment(g, f);
-    auto backend = make_backend(options.backend, backend_options);
-    backend->load(g);
+    const Graph& g = graphs_[k];
     std::vector<QTensor> ins;
     for (const auto& t : f.inputs) ins.push_back(feed(f.name, t.name));
-    std::vector<QTensor> outs = backend->run(ins);
+    std::vector<QTensor> outs = backends_[k]->run(ins);
     const auto produced = g.outputs();
     if (outs.size() != produced.size())
       throw Error("run: fragment '" + f.name + "' returned " + std::to_string(outs.size()) +
@@ -65,6 +80,12 @@ std::vector<QTensor> run_plan_locally(const Plan& plan, const std::filesystem::p
   std::vector<QTensor> result;
   for (const auto& t : plan.model_outputs) result.push_back(feed("model", t.name));
   return result;
+}
+
+std::vector<QTensor> run_plan_locally(const Plan& plan, const std::filesystem::path& dir,
+                                      const std::vector<QTensor>& inputs,
+                                      const LocalRunOptions& options) {
+  return LocalPlanRunner(plan, dir, options).run(inputs);
 }
 
 }  // namespace dpushard

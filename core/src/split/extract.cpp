@@ -1,5 +1,7 @@
 #include "extract.hpp"
 
+#include "dpushard/preprocessing.hpp"
+
 #include <algorithm>
 #include <unordered_set>
 
@@ -204,6 +206,7 @@ Extraction extract(const UnitGraph& ug, const Partition& partition, bool output_
     frag.graph = Graph(g.name() + "__" + part.name);
     Graph& fg = frag.graph;
     if (weights_omitted(g)) mark_weights_omitted(fg);
+    copy_preprocessing(g, fg);  // `run --local --input` images read it from the fragments
     std::vector<std::string> data_for(n);  // data op name feeding input fix i
     std::unordered_set<std::string> emitted_data;
     auto rewired = [&](const Op& source) {
