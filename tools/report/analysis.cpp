@@ -266,32 +266,51 @@ std::string link_label(const std::string& emulation, const std::string& gbps,
 std::string measurement_error(const Row& row) {
   const Measurement& m = row.m;
   if (m.failed || !(m.fps > 0)) return "";
-  char buf[320];
+  char buf[640];
   struct Bound {
     double fps;
     const char* what;
   };
+  // The node bound is busy time, not waiting: a fragment's plan compute_ms is the timing
+  // model's worker_ms, max(DPU + A53, network thread) for one frame, and a sim worker never
+  // starts a fragment's frame before the modeled end of its previous one.
   const Bound bounds[] = {
-      {m.bound_node_fps, "its busiest node allows (its slowest fragment's modeled time per frame)"},
+      {m.bound_node_fps,
+       "its busiest node allows (its slowest fragment's modeled busy time per frame: DPU and "
+       "A53, or its network thread when longer; no waiting counted)"},
       {m.bound_link_fps,
        "its busiest node's port allows (its bytes per frame at the link's goodput)"},
       {m.bound_port_fps, "the head node's port allows (inputs and outputs at the link's goodput)"}};
   const Bound* tightest = nullptr;
   for (const Bound& b : bounds)
     if (b.fps > 0 && (!tightest || b.fps < tightest->fps)) tightest = &b;
+  // The whole run's rate counts the fill too, so it cannot be above what the plan can do:
+  // within the bound, it says the steady window's ends are off, not the plan.
+  auto whole_run = [&](double limit) -> std::string {
+    if (!(m.span_fps > 0)) return "";
+    char text[200];
+    std::snprintf(text, sizeof text, "; the whole run's rate, its fill included, is %.1f fps%s",
+                  m.span_fps,
+                  m.span_fps <= limit * (1 + kBoundTolerance)
+                      ? ", within it: the steady window began or ended out of step with the "
+                        "work it counted"
+                      : ", above it too");
+    return text;
+  };
   if (tightest && m.fps > tightest->fps * (1 + kBoundTolerance)) {
     std::snprintf(buf, sizeof buf,
                   "%.1f fps measured, %.0f %% above the %.1f fps %s: the rate counted frames "
                   "its timed span did not pay for",
                   m.fps, 100 * (m.fps / tightest->fps - 1), tightest->fps, tightest->what);
-    return buf;
+    return buf + whole_run(tightest->fps);
   }
   if (m.nodes > 1 && row.has_baseline && row.efficiency > 1 + kEfficiencyTolerance) {
     std::snprintf(buf, sizeof buf,
                   "%.0f %% parallel efficiency: %d nodes cannot do more than %d times one "
                   "node's work (%.2fx measured); the rate or the one-node baseline is off",
                   100 * row.efficiency, m.nodes, m.nodes, row.speedup);
-    return buf;
+    // N times the one-node rate is the limit the whole run's rate is held to.
+    return buf + whole_run(m.fps / row.speedup * m.nodes);
   }
   return "";
 }

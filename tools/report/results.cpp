@@ -107,6 +107,7 @@ Measurement combine(const std::vector<const json*>& entries, const std::string& 
   m.params = average("params", true);
   m.gmacs = average("gmacs", false);
   m.fps = average("fps", true);
+  m.span_fps = average("span_fps", false);
   m.p50_ms = average("p50_ms", false);
   m.p90_ms = average("p90_ms", false);
   m.p99_ms = average("p99_ms", false);

@@ -41,6 +41,9 @@ struct Measurement {
   std::string plan_label;
   bool planner_choice = false;  // `auto` picks this plan for its size and node count
   double fps = 0;
+  // The whole run's rate: every timed frame over the timed span, the fill included (0: not
+  // recorded). Never above what the plan can do, so evidence beside a steady rate above a bound.
+  double span_fps = 0;
   double p50_ms = 0;
   double p90_ms = 0;
   double p99_ms = 0;
