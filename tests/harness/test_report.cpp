@@ -13,6 +13,7 @@
 #include "dpushard/error.hpp"
 #include "harness/synthetic_results.hpp"
 #include "report/analysis.hpp"
+#include "report/dpu_section.hpp"
 #include "report/markdown.hpp"
 #include "report/published.hpp"
 #include "report/results.hpp"
@@ -430,6 +431,69 @@ TEST(ReportAnalysis, ThePublishedClusterResultHasOneRowPerFigureBesideThisRuns) 
   EXPECT_NE(text.find("| SLURM overhead 0.13 % |"), std::string::npos);
   EXPECT_NE(text.find("not a SLURM run"), std::string::npos);
   EXPECT_NE(text.find("no parameter of dpushard"), std::string::npos);
+}
+
+// The plans' DPU utilization (bench counters from plan.yaml): the model's two shares, each
+// fragment's, and the DPU's busy share of the frame period at the measured rate, which is
+// the figure the published "86-97 % DPU utilization" is set beside.
+TEST(ReportAnalysis, DpuUtilizationPerModelAndFragmentAndThePublishedFigureIsBusyShare) {
+  json doc = testing::benchmark_json("convvit", testing::cnn_configs(), "sim");
+  for (auto& b : doc["benchmarks"]) {
+    const int nodes = b["nodes"].get<int>();
+    b["dpu_mac_share"] = 0.98;
+    b["dpu_time_share"] = 0.85;
+    // One node at 20 fps (10M) with 40 ms of DPU a frame: busy 80 %.
+    b["dpu_ms"] = 800.0 / b["fps"].get<double>() * (nodes == 1 ? 1.0 : 0.5 * nodes);
+    b["busiest_dpu_ms"] = b["dpu_ms"].get<double>() / nodes * 1.2;
+    b["node_ms"] = b["busiest_dpu_ms"].get<double>() + 1.0;
+    if (nodes > 1) {
+      b["fragment_dpu_mac_share/experts0"] = 0.97;
+      b["fragment_dpu_time_share/experts0"] = 0.84;
+      b["fragment_dpu_mac_share/stem"] = 1.0;
+      b["fragment_dpu_time_share/stem"] = 0.3;
+    }
+  }
+  const auto a = report::analyze(parse(doc));
+  const auto& fa = a.families[0];
+  const report::Row* r = fa.find("10M", 3, "experts");
+  ASSERT_NE(r, nullptr);
+  ASSERT_EQ(r->m.fragment_dpu.size(), 2u);
+  EXPECT_EQ(r->m.fragment_dpu[0].name, "experts0");
+  EXPECT_NEAR(r->m.fragment_dpu[0].time_share, 0.84, 1e-12);
+  // 3 nodes: half of one node's DPU time per node, at the measured rate: 40 % each on
+  // average, the busiest 1.2x that.
+  EXPECT_NEAR(report::dpu_busy_mean(r->m), 0.4, 1e-9);
+  EXPECT_NEAR(report::dpu_busy_busiest(r->m), 0.48, 1e-9);
+  const std::string section = report::render_dpu_section(fa, true);
+  EXPECT_NE(section.find("| 10M | 3 | experts | 98 % | 85 % | 40 % | 48 % | experts0 97 % / 84 "
+                         "%; stem 100 % / 30 % |"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("| 10M | 1 | — | 98 % | 85 % | 80 % | 96 % | — |"), std::string::npos)
+      << section;
+  // The published row: the range over the multi-node configurations, mean to busiest node
+  // (every one of them here: 1 node's 80 % x nodes / 2 / nodes = 40 % mean, 48 % busiest),
+  // the model's two shares beside it, and the busiest node's interval split.
+  const std::string pub = report::render_published_section(a, std::nullopt);
+  EXPECT_NE(pub.find("convvit: DPU busy 40 %-48 % of the frame period (modeled; Offline on 2+ "
+                     "nodes"),
+            std::string::npos)
+      << pub;
+  EXPECT_NE(pub.find("the model (10M): 98 % of its MACs, 85 % of a frame's time on the DPU"),
+            std::string::npos)
+      << pub;
+  EXPECT_NE(pub.find("the Vitis AI profiler's \"DPU utilization\""), std::string::npos);
+  EXPECT_NE(pub.find("other backend work (CPU ops and host work on the A53) 1.00 ms"),
+            std::string::npos)
+      << pub;
+  // Plans without the figures: said so, not zeros.
+  const auto bare =
+      report::analyze(parse(testing::benchmark_json("convvit", testing::cnn_configs(), "sim")));
+  EXPECT_NE(report::render_dpu_section(bare.families[0], true).find("Not recorded"),
+            std::string::npos);
+  EXPECT_NE(report::render_published_section(bare, std::nullopt)
+                .find("convvit: not recorded (the plans carry no DPU times)"),
+            std::string::npos);
 }
 
 TEST(ReportAnalysis, TheLinkLabelSaysWhetherItWasEmulated) {

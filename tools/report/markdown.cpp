@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "dpu_section.hpp"
 #include "figures.hpp"
 #include "published.hpp"
 
@@ -582,6 +583,7 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
            fa.scenarios ? "SingleStream: latency of one frame alone, p50 (solid), p99 (dashed)."
                         : "Latency per frame under load, p50 (solid) and p99 (dashed).");
   server_section(md, fa);
+  md << render_dpu_section(fa, a.modeled);
   md << "### Bytes moved\n\n";
   if (o.figures)
     figure(md, a, fa, "bytes",
