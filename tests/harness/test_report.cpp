@@ -103,7 +103,10 @@ TEST(ReportAnalysis, BreakEvenNeedsTheSpeedupsWholeIntervalAboveOne) {
       series, &report::Row::speedup, &report::Row::speedup_lo, &report::Row::speedup_hi);
   EXPECT_EQ(with_interval.kind, BreakEven::Kind::From);
   EXPECT_EQ(with_interval.size.label, "10M");
-  EXPECT_EQ(report::break_even_cell(with_interval), "10M (1.20× [1.12, 1.28])");
+  // 2M's and 5M's intervals straddle 1: noise decides, and the cell says so.
+  EXPECT_EQ(report::break_even_cell(with_interval), "≈ 10M (noise)");
+  ASSERT_EQ(with_interval.straddling.size(), 2u);
+  EXPECT_EQ(with_interval.reach.label, "2M");
   // The point estimates alone would have declared it at the smallest size.
   EXPECT_EQ(report::break_even(series, &report::Row::speedup).kind, BreakEven::Kind::Always);
   // An interval that reaches 1 at the largest size: no break-even.
@@ -111,7 +114,65 @@ TEST(ReportAnalysis, BreakEvenNeedsTheSpeedupsWholeIntervalAboveOne) {
   const BreakEven never = report::break_even({&a, &b, &c, &d, &e}, &report::Row::speedup,
                                              &report::Row::speedup_lo, &report::Row::speedup_hi);
   EXPECT_EQ(never.kind, BreakEven::Kind::Never);
-  EXPECT_EQ(report::break_even_cell(never), "> 50M (1.05× [0.98, 1.12] at 50M)");
+  EXPECT_EQ(report::break_even_cell(never), "≈ > 50M (noise)");
+  // Firm when no interval straddles: 1.20 [1.12, 1.28] at 10M after a loss at 5M.
+  const report::Row lost = row_with("5M", 0.95, 0.90, 0.99);
+  const BreakEven firm = report::break_even({&a, &lost, &c, &d}, &report::Row::speedup,
+                                            &report::Row::speedup_lo, &report::Row::speedup_hi);
+  EXPECT_FALSE(firm.noisy);
+  EXPECT_EQ(report::break_even_cell(firm), "10M (1.20× [1.12, 1.28])");
+}
+
+// A cell whose answer depends on noise says so instead of flipping: the committed reference
+// read CNN 3-node experts as <= 1M, a fresh run as 2M, with 1M at 1.05-1.07x.
+TEST(ReportAnalysis, ABreakEvenThatNoiseDecidesIsMarkedNotFlipped) {
+  const auto with = [](const std::vector<const report::Row*>& series, double margin) {
+    return report::break_even(series, &report::Row::speedup, &report::Row::speedup_lo,
+                              &report::Row::speedup_hi, report::kDefaultMinGain, margin);
+  };
+  // One repetition each (no interval): 1M at 1.06x and at 1.04x, as two runs read it.
+  for (const double one_m : {1.06, 1.04}) {
+    const report::Row a = row_with("1M", one_m, one_m, one_m), b = row_with("2M", 1.50, 1.50, 1.50),
+                      c = row_with("5M", 2.0, 2.0, 2.0);
+    // Without a margin the two runs disagree: <= 1M, then 2M.
+    EXPECT_EQ(with({&a, &b, &c}, 0).kind,
+              one_m > 1.05 ? BreakEven::Kind::Always : BreakEven::Kind::From);
+    // With the stated 2 % margin both read the same cell, marked as noise.
+    const BreakEven be = with({&a, &b, &c}, report::kDefaultNoiseMargin);
+    EXPECT_TRUE(be.noisy) << one_m;
+    EXPECT_EQ(report::break_even_cell(be), "≈ 2M (noise)");
+    EXPECT_EQ(be.reach.label, "1M");
+    ASSERT_EQ(be.straddling.size(), 1u);
+    EXPECT_NEAR(be.straddling[0].lo, one_m * 0.98, 1e-12);
+  }
+  // Far from the threshold the margin changes nothing: 1.10 x 0.98 > 1.05.
+  const report::Row d = row_with("1M", 1.10, 1.10, 1.10), e = row_with("2M", 1.5, 1.5, 1.5);
+  const BreakEven firm = with({&d, &e}, report::kDefaultNoiseMargin);
+  EXPECT_FALSE(firm.noisy);
+  EXPECT_EQ(firm.kind, BreakEven::Kind::Always);
+
+  // In the report: the cell, its footnote naming the straddling size, and the rule stated.
+  auto configs = testing::cnn_configs();
+  for (auto& c : configs)  // 2M on 3 nodes, experts: 1.06x (base 100 fps)
+    if (c.nodes == 3 && c.strategy == "experts" && c.size == "2M") c.fps = 106;
+  for (auto& c : configs)
+    if (c.nodes == 3 && c.strategy == "experts" && c.size == "5M") c.fps = 50 * 1.3;
+  const json doc = testing::benchmark_json("cnn", configs, "sim");
+  const auto a = report::analyze(parse(doc));
+  const BreakEven& be = find(a.families[0].throughput_break_even, 3, "experts");
+  EXPECT_TRUE(be.noisy);
+  EXPECT_EQ(be.size.label, "5M");
+  report::MarkdownOptions md;
+  md.figures = false;
+  md.figures_note = "test";
+  const std::string text = report::render_markdown(parse(doc), a, md);
+  EXPECT_NE(text.find("≈ 5M (noise)¹"), std::string::npos) << text.substr(0, 4000);
+  EXPECT_NE(text.find("¹ Noise: 3 nodes, experts: 2M's 1.06× [1.04, 1.08] straddles 1.05×, so "
+                      "noise decides between 5M and ≤ 2M."),
+            std::string::npos)
+      << text.substr(0, 4000);
+  EXPECT_NE(text.find("its value ± 2 %, the stated noise margin"), std::string::npos);
+  EXPECT_THROW(report::analyze(parse(doc), {.noise_margin = 0.6}), Error);
 }
 
 TEST(ReportAnalysis, BreakEvenNeedsMoreThanTheMinimumGain) {

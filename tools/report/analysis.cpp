@@ -66,7 +66,7 @@ double size_from_label(const std::string& label) {
 }
 
 FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measurement>& ms,
-                              double min_gain) {
+                              double min_gain, double noise_margin) {
   FamilyAnalysis fa;
   fa.family = family;
 
@@ -167,8 +167,10 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
       // Not swept on this many nodes (a node count swept for a subset of the strategies,
       // the suites' --node-strategies): no break-even, rather than one without data.
       if (series.empty()) continue;
-      BreakEven t = break_even(series, &Row::speedup, &Row::speedup_lo, &Row::speedup_hi, min_gain);
-      BreakEven l = break_even(series, &Row::latency_speedup, nullptr, nullptr, min_gain);
+      BreakEven t = break_even(series, &Row::speedup, &Row::speedup_lo, &Row::speedup_hi, min_gain,
+                               noise_margin);
+      BreakEven l =
+          break_even(series, &Row::latency_speedup, nullptr, nullptr, min_gain, noise_margin);
       if (!series.empty() &&
           std::all_of(series.begin(), series.end(), [](const Row* r) { return r->m.not_possible; }))
         t.kind = l.kind = BreakEven::Kind::NotPossible;
@@ -216,7 +218,7 @@ std::string timing_label(const std::string& backend) {
 }
 
 BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*metric,
-                     double Row::*lower, double Row::*upper, double min_gain) {
+                     double Row::*lower, double Row::*upper, double min_gain, double noise_margin) {
   BreakEven be;
   std::vector<const Row*> usable;
   for (const Row* r : rows_by_size)
@@ -224,14 +226,42 @@ BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*m
       usable.push_back(r);
   if (usable.empty()) return be;  // NoData
 
-  // Walk down from the largest size while N nodes still beat one: the interval's lower
-  // end above 1 + min_gain (a point estimate when the row has no interval).
-  auto beats = [&](const Row* r) {
-    const double low = lower != nullptr && r->*lower > 0 ? r->*lower : r->*metric;
-    return low > 1.0 + min_gain;
+  // Each row's interval: the repetitions' where it has one, else its value -+ the margin.
+  const double threshold = 1.0 + min_gain;
+  struct Interval {
+    double lo, hi;
   };
+  auto interval = [&](const Row* r) {
+    const double v = r->*metric;
+    const double lo = lower != nullptr && r->*lower > 0 ? r->*lower : v;
+    const double hi = upper != nullptr && r->*upper > 0 ? r->*upper : v;
+    if (hi > lo) return Interval{lo, hi};
+    return Interval{v * (1 - noise_margin), v * (1 + noise_margin)};
+  };
+  auto beats = [&](const Row* r) { return interval(r).lo > threshold; };
+  auto straddles = [&](const Row* r) {
+    const Interval i = interval(r);
+    return !(i.lo > threshold) && i.hi > threshold;
+  };
+  // Walk down from the largest size while N nodes still beat one, the whole interval above
+  // the threshold.
   std::size_t first = usable.size();
   while (first > 0 && beats(usable[first - 1])) --first;
+  // Where an interval that straddles stopped the walk, noise decides the cell: walk on
+  // through straddling and winning rows to see how far down it could go.
+  std::size_t reach = first;
+  while (reach > 0 && (beats(usable[reach - 1]) || straddles(usable[reach - 1]))) {
+    if (straddles(usable[reach - 1])) {
+      const Interval i = interval(usable[reach - 1]);
+      be.straddling.insert(be.straddling.begin(),
+                           {usable[reach - 1]->m.size, usable[reach - 1]->*metric, i.lo, i.hi});
+    }
+    --reach;
+  }
+  if (!be.straddling.empty()) {
+    be.noisy = true;
+    be.reach = {usable[reach]->m.size, usable[reach]->m.params};
+  }
   if (first == usable.size()) {
     be.kind = BreakEven::Kind::Never;
     first = usable.size() - 1;
@@ -375,8 +405,12 @@ std::string fit_cause(const Measurement& m, double link_gbps) {
 Analysis analyze(const RunResults& results, const AnalysisOptions& options) {
   if (!(options.min_gain >= 0 && options.min_gain < 1))
     throw Error("the minimum gain must lie in [0, 1), got " + std::to_string(options.min_gain));
+  if (!(options.noise_margin >= 0 && options.noise_margin < 0.5))
+    throw Error("the noise margin must lie in [0, 0.5), got " +
+                std::to_string(options.noise_margin));
   Analysis a;
   a.min_gain = options.min_gain;
+  a.noise_margin = options.noise_margin;
   for (const auto& suite : results.suites) a.loads.push_back(suite_load(suite));
   a.backend = suites_backend(results);
   a.modeled = backend_is_modeled(a.backend);
@@ -428,7 +462,8 @@ Analysis analyze(const RunResults& results, const AnalysisOptions& options) {
     by_family[m.family].push_back(m);
   }
   for (const auto& family : order)
-    a.families.push_back(analyze_family(family, by_family[family], options.min_gain));
+    a.families.push_back(
+        analyze_family(family, by_family[family], options.min_gain, options.noise_margin));
   for (auto& fa : a.families)
     for (auto& row : fa.rows)
       if (row.fit > 0 && std::fabs(row.fit - 1) > kFitTolerance)

@@ -246,26 +246,55 @@ std::string subset_note(const FamilyAnalysis& fa, bool break_even) {
   return note;
 }
 
+// "1M's 1.06× [1.04, 1.08]": a straddling speedup with the interval the rule read.
+std::string straddle_text(const BreakEven::Straddle& s) {
+  return s.size + "'s " + fixed(s.at, 2) + "× [" + fixed(s.lo, 2) + ", " + fixed(s.hi, 2) + "]";
+}
+
+// The break-even's size as the rule read it, without its speedup: "≤ 1M", "2M", "> 20M".
+std::string firm_text(const BreakEven& be) {
+  if (be.kind == BreakEven::Kind::Always) return "≤ " + be.size.label;
+  if (be.kind == BreakEven::Kind::Never) return "> " + be.size.label;
+  return be.size.label;
+}
+
 void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
-                      const std::vector<BreakEven>& table) {
+                      const std::vector<BreakEven>& table, double min_gain) {
   md << "| nodes |";
   for (const auto& s : fa.strategies)
     md << " " << s << (s == "replicate" ? " (data-parallel baseline)" : "") << " |";
   md << "\n|---|";
   for (std::size_t i = 0; i < fa.strategies.size(); ++i) md << "---|";
   md << "\n";
+  std::vector<std::string> notes;  // one per noisy cell, in table order
   for (int n : fa.node_counts) {
     if (n == 1) continue;
     md << "| " << n << " |";
     for (const auto& s : fa.strategies) {
       std::string cell = swept(fa, n, s) ? "—" : "not swept";
-      for (const auto& be : table)
-        if (be.nodes == n && be.strategy == s) cell = break_even_cell(be);
+      for (const auto& be : table) {
+        if (be.nodes != n || be.strategy != s) continue;
+        cell = break_even_cell(be);
+        if (be.noisy && be.kind != BreakEven::Kind::NotPossible) {
+          std::string straddles;
+          for (const auto& st : be.straddling)
+            straddles += (straddles.empty() ? "" : ", ") + straddle_text(st);
+          notes.push_back(std::to_string(n) + " nodes, " + s + ": " + straddles +
+                          (be.straddling.size() == 1 ? " straddles " : " straddle ") +
+                          speedup_threshold_text(min_gain) + ", so noise decides between " +
+                          firm_text(be) + " and " +
+                          (be.reach.label == fa.sizes.front().label ? "≤ " : "") + be.reach.label +
+                          ".");
+          cell += superscript(notes.size());
+        }
+      }
       md << " " << cell << " |";
     }
     md << "\n";
   }
   md << "\n";
+  for (std::size_t i = 0; i < notes.size(); ++i)
+    md << superscript(i + 1) << " Noise: " << notes[i] << "\n\n";
 }
 
 void break_even_section(std::ostringstream& md, const Analysis& a) {
@@ -278,7 +307,13 @@ void break_even_section(std::ostringstream& md, const Analysis& a) {
         "that small decided break-evens by chance from run to run, and buy little for a "
         "second board). `≤ S`: already at the smallest size "
         "measured; `> S`: not even at the largest. The speedup at that size is in brackets "
-        "with its interval. `replicate` "
+        "with its interval. **≈ S (noise)**: the answer depends on noise, so the cell says so "
+        "instead of flipping between runs: S is where the intervals stop lying wholly above "
+        "the threshold, and a smaller size's interval straddles it (with one repetition a "
+        "speedup's interval is its value ± "
+     << fixed(100 * a.noise_margin, 0)
+     << " %, the stated noise margin); the note under the table names the sizes and how far "
+        "down the cell could move. `replicate` "
         "runs the whole model on every node (data parallel) and is the baseline the model-"
         "parallel strategies are judged against. Times are "
      << (a.modeled ? "**modeled**" : "**measured**") << " (" << a.timing_label << "; link "
@@ -288,11 +323,11 @@ void break_even_section(std::ostringstream& md, const Analysis& a) {
     md << "### " << fa.family
        << (fa.scenarios ? ": throughput, Offline (frames per second, saturated)\n\n"
                         : ": throughput (frames per second)\n\n");
-    break_even_table(md, fa, fa.throughput_break_even);
+    break_even_table(md, fa, fa.throughput_break_even, a.min_gain);
     md << "### " << fa.family
        << (fa.scenarios ? ": latency, SingleStream (p50 of one frame alone)\n\n"
                         : ": latency (p50 per frame, under the throughput run's load)\n\n");
-    break_even_table(md, fa, fa.latency_break_even);
+    break_even_table(md, fa, fa.latency_break_even, a.min_gain);
     if (const std::string note = subset_note(fa, true); !note.empty()) md << note << "\n\n";
   }
 }
@@ -613,6 +648,20 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
 
 std::string break_even_cell(const BreakEven& be) {
   const std::string at = speedup_text(be.at, be.at_lo, be.at_hi);
+  if (be.noisy) {
+    // Without the speedup, which moves from run to run: the cell is the same in two runs
+    // whose straddling sizes agree.
+    switch (be.kind) {
+      case BreakEven::Kind::Always:
+        return "≈ ≤ " + be.size.label + " (noise)";
+      case BreakEven::Kind::From:
+        return "≈ " + be.size.label + " (noise)";
+      case BreakEven::Kind::Never:
+        return "≈ > " + be.size.label + " (noise)";
+      default:
+        break;
+    }
+  }
   switch (be.kind) {
     case BreakEven::Kind::Always:
       return "≤ " + be.size.label + " (" + at + ")";

@@ -49,8 +49,10 @@ std::string best_break_even(const FamilyAnalysis& fa, const std::vector<BreakEve
         return fa.family + ": > " + be.size.label;
     return fa.family + ": not measured";
   }
-  return fa.family + ": " + std::string(best->kind == BreakEven::Kind::Always ? "≤ " : "") +
-         best->size.label + " (" + best->strategy + ")";
+  return fa.family + ": " + std::string(best->noisy ? "≈ " : "") +
+         std::string(best->kind == BreakEven::Kind::Always ? "≤ " : "") + best->size.label +
+         (best->noisy ? " (noise: as low as " + best->reach.label + ")" : "") + " (" +
+         best->strategy + ")";
 }
 
 std::string joined_parts(const std::vector<std::string>& parts) {
