@@ -474,6 +474,55 @@ TEST(ReportAnalysis, ServerIsTheHighestRateUnderItsBoundBesideOffline) {
   EXPECT_NE(text.find("none met it"), std::string::npos);
 }
 
+// The planner's --max-latency-ms objective judged against Server: the p99 at the highest
+// rate Server found against the bound the plan was made with.
+TEST(ReportAnalysis, ThePlannersLatencyBoundIsJudgedAgainstServersP99) {
+  report::Measurement m;
+  m.scenario = "Server";
+  m.nodes = 3;
+  m.fps = 50;
+  m.p99_ms = 27.5;
+  m.latency_bound_ms = 30;
+  EXPECT_EQ(report::latency_bound_verdict(m).kind, report::LatencyBoundVerdict::Kind::NoBound);
+  m.plan_max_latency_ms = 30;
+  EXPECT_EQ(report::latency_bound_verdict(m).kind, report::LatencyBoundVerdict::Kind::Met);
+  EXPECT_EQ(report::latency_bound_verdict(m).text, "met: p99 27.5 ms ≤ 30.0 ms at 50.0 fps");
+  // Server's own bound looser than the planner's: its p99 can miss the planner's.
+  m.plan_max_latency_ms = 25;
+  EXPECT_EQ(report::latency_bound_verdict(m).text, "missed: p99 27.5 ms > 25.0 ms at 50.0 fps");
+  // No rate met Server's bound: missed when that bound was at least the planner's, else
+  // not known.
+  m.fps = 0;
+  EXPECT_EQ(report::latency_bound_verdict(m).kind, report::LatencyBoundVerdict::Kind::Missed);
+  m.plan_max_latency_ms = 40;
+  EXPECT_EQ(report::latency_bound_verdict(m).kind, report::LatencyBoundVerdict::Kind::Unknown);
+
+  // In the report: read from the suite's counter, a column and a count.
+  json doc = with_scenarios(testing::benchmark_json("cnn", testing::cnn_configs(), "sim"));
+  json server = doc["benchmarks"][0];
+  for (const char* key : {"name", "run_name"})
+    server[key] = "cnn/params:10M/nodes:3/strategy:auto/scenario:Server/iterations:1/manual_time";
+  server["nodes"] = 3;
+  server["fps"] = 50.0;
+  server["latency_bound_ms"] = 30.0;
+  server["p99_ms"] = 31.5;
+  server["offline_fps"] = 58.0;
+  server["plan_max_latency_ms"] = 30.0;
+  doc["benchmarks"].push_back(server);
+  const auto a = report::analyze(parse(doc));
+  ASSERT_EQ(a.families[0].server.size(), 1u);
+  EXPECT_NEAR(a.families[0].server[0].plan_max_latency_ms, 30.0, 1e-12);
+  report::MarkdownOptions md;
+  md.figures = false;
+  md.figures_note = "test";
+  const std::string text = report::render_markdown(parse(doc), a, md);
+  EXPECT_NE(text.find("missed: p99 31.5 ms > 30.0 ms at 50.0 fps |"), std::string::npos)
+      << text.substr(text.find("### Server"), 2000);
+  EXPECT_NE(text.find("The planner's `--max-latency-ms` objective against Server: 0 of 1 "
+                      "configuration planned with a latency bound meet it."),
+            std::string::npos);
+}
+
 TEST(ReportAnalysis, ThePublishedClusterResultHasOneRowPerFigureBesideThisRuns) {
   const json doc = with_scenarios(testing::benchmark_json("cnn", testing::cnn_configs(), "sim"));
   const auto a = report::analyze(parse(doc));

@@ -345,6 +345,31 @@ std::string measurement_error(const Row& row) {
   return "";
 }
 
+LatencyBoundVerdict latency_bound_verdict(const Measurement& m) {
+  LatencyBoundVerdict v;
+  const double bound = m.plan_max_latency_ms;
+  if (m.failed || !(bound > 0)) return v;
+  char buf[256];
+  if (m.fps > 0) {
+    const bool met = m.p99_ms <= bound;
+    v.kind = met ? LatencyBoundVerdict::Kind::Met : LatencyBoundVerdict::Kind::Missed;
+    std::snprintf(buf, sizeof buf, "%s: p99 %.1f ms %s %.1f ms at %.1f fps", met ? "met" : "missed",
+                  m.p99_ms, met ? "≤" : ">", bound, m.fps);
+  } else if (m.latency_bound_ms > 0 && m.latency_bound_ms >= bound) {
+    // No rate kept p99 under Server's bound, which is at least the planner's.
+    v.kind = LatencyBoundVerdict::Kind::Missed;
+    std::snprintf(buf, sizeof buf, "missed: no rate tried kept p99 under %.1f ms (≥ %.1f ms)",
+                  m.latency_bound_ms, bound);
+  } else {
+    v.kind = LatencyBoundVerdict::Kind::Unknown;
+    std::snprintf(buf, sizeof buf,
+                  "unknown: no rate met Server's tighter %.1f ms bound; the planner's is %.1f ms",
+                  m.latency_bound_ms, bound);
+  }
+  v.text = buf;
+  return v;
+}
+
 std::string fit_cause(const Measurement& m, double link_gbps) {
   if (m.failed || !(m.predicted_fps > 0) || !(m.fps > 0)) return "";
   const double interval = 1000.0 / m.fps;  // measured ms per frame

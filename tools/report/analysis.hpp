@@ -48,6 +48,16 @@ inline constexpr double kEfficiencyTolerance = 0.005;
 // Why `row` cannot be a true measurement (measurement_error), or "" when it can.
 std::string measurement_error(const Row& row);
 
+// The planner's --max-latency-ms objective judged against a Server result: whether the p99
+// at the highest rate Server found stays under the bound the planner was given ("met: ...",
+// "missed: ..."), or "" when the plan was made without one.
+struct LatencyBoundVerdict {
+  enum class Kind { NoBound, Met, Missed, Unknown };
+  Kind kind = Kind::NoBound;
+  std::string text;
+};
+LatencyBoundVerdict latency_bound_verdict(const Measurement& server);
+
 // Predicted and measured fps agree when their ratio is within this of 1.
 inline constexpr double kFitTolerance = 0.10;
 // The models the agreement is required for (smaller ones are reported all the same).
