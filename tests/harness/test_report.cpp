@@ -339,8 +339,18 @@ TEST(ReportAnalysis, AMeasurementErrorNamesTheWholeRunsRateBesideTheBusyTimeBoun
         std::string::npos) {
       b["bound_node_fps"] = 66.7;
       b["span_fps"] = 65.4;
+      b["label"] = "experts [planner's choice]";
     }
   const auto a = report::analyze(parse(doc));
+  // The planner's choice line says so, and takes the highest throughput from the others.
+  report::MarkdownOptions md;
+  md.figures = false;
+  md.figures_note = "test";
+  const std::string text = report::render_markdown(parse(doc), a, md);
+  EXPECT_NE(text.find("- 10M on 3 nodes: the planner picks experts (68.2 fps, 3.41×, a "
+                      "measurement error ⚠); highest throughput measured: replicate (58.0 fps"),
+            std::string::npos)
+      << text;
   const report::Row* r = a.families[0].find("10M", 3, "experts");
   ASSERT_NE(r, nullptr);
   EXPECT_NEAR(r->m.span_fps, 65.4, 1e-9);

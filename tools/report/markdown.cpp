@@ -425,13 +425,15 @@ void strategies_section(std::ostringstream& md, const Analysis& a, const FamilyA
       for (const auto& r : fa.rows) {
         if (r.m.size != size.label || r.m.nodes != n || r.m.failed) continue;
         if (r.m.planner_choice && !choice) choice = &r;
-        if (!best || r.m.fps > best->m.fps) best = &r;
+        // A measurement error is no evidence of the highest throughput.
+        if (r.measurement_error.empty() && (!best || r.m.fps > best->m.fps)) best = &r;
       }
       if (!choice || !best) continue;
       std::string line =
           "- " + size.label + " on " + std::to_string(n) + " nodes: the planner picks " +
           (choice->m.plan_label.empty() ? choice->m.strategy : choice->m.plan_label) + " (" +
-          sig3(choice->m.fps) + " fps, " + fixed(choice->speedup, 2) + "×)";
+          sig3(choice->m.fps) + " fps, " + fixed(choice->speedup, 2) + "×" +
+          (choice->measurement_error.empty() ? "" : ", a measurement error ⚠") + ")";
       if (best == choice)
         line += ", the highest throughput measured";
       else
