@@ -1,8 +1,10 @@
 // dpushard predict FILE.xmodel: the modeled time of one frame on a DPU target (KV260 B4096
 // by default): DPU time, fps, per-op cycles and bound, the ops left on the CPU with their
-// Cortex-A53 cost, and the DPU's share. Works on `_int` models, fragments and compiled files.
+// Cortex-A53 cost, and the DPU's share. Works on `_int` models, fragments and compiled files;
+// given a plan (its folder or plan.yaml), the DPU utilization of each fragment and the whole.
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -12,6 +14,7 @@
 #include "commands.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/perf.hpp"
+#include "dpushard/plan_yaml.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
 #include "read_model.hpp"
@@ -46,6 +49,10 @@ std::optional<std::int64_t> compiler_workload(const Graph& graph) {
   return found ? std::optional(total) : std::nullopt;
 }
 
+// The DPU's busy share of the frame period of a dpushard worker streaming frames back to
+// back, one at a time (worker_ms): what a profiler's "DPU utilization" over a run reads.
+double busy_share(const Prediction& p) { return p.worker_ms > 0 ? p.dpu_ms / p.worker_ms : 0.0; }
+
 nlohmann::json op_json(const OpTiming& t) {
   nlohmann::json j = {{"op", t.op},
                       {"type", t.type},
@@ -77,18 +84,16 @@ nlohmann::json prediction_json(const PredictArgs& a, const Graph& graph, const T
                                const Prediction& p) {
   nlohmann::json ops = nlohmann::json::array();
   nlohmann::json cpu_ops = nlohmann::json::array();
-  double dpu_macs = 0, op_macs = 0;
   for (const auto& t : p.ops) {
     ops.push_back(op_json(t));
     if (t.engine == Device::Cpu)
       cpu_ops.push_back({{"op", t.op}, {"type", t.type}, {"ms", t.ms}, {"reason", t.cpu_reason}});
-    op_macs += static_cast<double>(t.macs);
-    if (t.engine == Device::Dpu) dpu_macs += static_cast<double>(t.macs);
   }
-  // DPU utilization two ways (docs/perf.md): the share of the ops' MACs placed on the DPU,
-  // and the share of one frame's time spent there.
-  const double mac_share = op_macs > 0 ? dpu_macs / op_macs : 0.0;
-  const double time_share = p.latency_ms > 0 ? p.dpu_ms / p.latency_ms : 0.0;
+  // DPU utilization (docs/perf.md): the share of the ops' MACs placed on the DPU, the share
+  // of one frame's time spent there, and the DPU's busy share of a worker's frame period.
+  const DpuUse use = dpu_use(p);
+  const double mac_share = use.mac_share();
+  const double time_share = use.time_share();
   nlohmann::json j = {{"file", a.file},
                       {"target", target.name},
                       {"arch", target.arch},
@@ -109,6 +114,7 @@ nlohmann::json prediction_json(const PredictArgs& a, const Graph& graph, const T
                       {"dpu_share", p.dpu_share},
                       {"dpu_mac_share", mac_share},
                       {"dpu_time_share", time_share},
+                      {"dpu_busy_share", busy_share(p)},
                       {"dpu_subgraphs", p.dpu_subgraphs},
                       {"cpu_subgraphs", p.cpu_subgraphs},
                       {"macs", p.macs},
@@ -155,6 +161,11 @@ void print_human(const PredictArgs& a, const Graph& graph, const Target& target,
   std::fprintf(out, "  DPU share %.1f %%, %d DPU / %d CPU subgraphs, %s MACs, %s DDR bytes\n",
                100.0 * p.dpu_share, p.dpu_subgraphs, p.cpu_subgraphs, human_count(p.macs).c_str(),
                human_count(p.ddr_bytes).c_str());
+  const DpuUse use = dpu_use(p);
+  std::fprintf(out,
+               "  DPU utilization: %.1f %% of the MACs, %.1f %% of one frame's time, busy %.1f "
+               "%% of a worker's frame period\n",
+               100.0 * use.mac_share(), 100.0 * use.time_share(), 100.0 * busy_share(p));
   if (const auto w = compiler_workload(graph))
     std::fprintf(out, "  compiler workload %s ops (model: 2 x MACs = %s)\n",
                  human_count(*w).c_str(), human_count(2 * p.macs).c_str());
@@ -179,9 +190,81 @@ void print_human(const PredictArgs& a, const Graph& graph, const Target& target,
   }
 }
 
+bool is_plan(const std::string& path) {
+  const std::filesystem::path p(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) return std::filesystem::exists(p / "plan.yaml", ec);
+  return p.extension() == ".yaml" || p.extension() == ".yml";
+}
+
+// Each fragment of a plan as its worker runs it (network io), and the whole model: every
+// fragment once (a replicated one runs each frame on one of its nodes).
+int run_predict_plan(const PredictArgs& a, const Target& target) {
+  const std::filesystem::path path(a.file);
+  const Plan plan = read_plan(path);
+  const std::filesystem::path dir = std::filesystem::is_directory(path) ? path : path.parent_path();
+  PredictOptions options;
+  if (a.boundary_slowdown > 0) options.boundary_slowdown = a.boundary_slowdown;
+  options.io = HostIo::Network;
+  nlohmann::json fragments = nlohmann::json::array();
+  DpuUse whole;
+  if (!a.json)
+    std::fprintf(stderr, "%s (%s on %d node%s) on %s, each fragment as a worker runs it\n",
+                 a.file.c_str(), plan.strategy.c_str(), plan.nodes, plan.nodes == 1 ? "" : "s",
+                 target.name.c_str());
+  if (!a.json)
+    std::fprintf(stderr, "  %-20s %-10s %12s %12s %12s %10s %10s %8s\n", "fragment", "nodes",
+                 "MACs on DPU", "time on DPU", "DPU busy", "DPU ms", "frame ms", "worker");
+  for (const auto& f : plan.fragments) {
+    const Prediction p = predict(read_model((dir / f.file).string()), target, options);
+    const DpuUse use = dpu_use(p);
+    whole += use;
+    std::string nodes;
+    for (int n : f.nodes) nodes += (nodes.empty() ? "" : ",") + std::to_string(n);
+    fragments.push_back({{"name", f.name},
+                         {"file", f.file},
+                         {"nodes", f.nodes},
+                         {"macs", use.macs},
+                         {"dpu_macs", use.dpu_macs},
+                         {"dpu_ms", use.dpu_ms},
+                         {"latency_ms", use.frame_ms},
+                         {"worker_ms", p.worker_ms},
+                         {"dpu_mac_share", use.mac_share()},
+                         {"dpu_time_share", use.time_share()},
+                         {"dpu_busy_share", busy_share(p)}});
+    if (!a.json)
+      std::fprintf(stderr, "  %-20s %-10s %11.1f%% %11.1f%% %11.1f%% %10.3f %10.3f %8.3f\n",
+                   f.name.c_str(), nodes.c_str(), 100.0 * use.mac_share(), 100.0 * use.time_share(),
+                   100.0 * busy_share(p), use.dpu_ms, use.frame_ms, p.worker_ms);
+  }
+  if (a.json) {
+    print_json({{"plan", a.file},
+                {"target", target.name},
+                {"strategy", plan.strategy},
+                {"nodes", plan.nodes},
+                {"fragments", fragments},
+                {"macs", whole.macs},
+                {"dpu_macs", whole.dpu_macs},
+                {"dpu_ms", whole.dpu_ms},
+                {"latency_ms", whole.frame_ms},
+                {"dpu_mac_share", whole.mac_share()},
+                {"dpu_time_share", whole.time_share()}});
+  } else {
+    std::fprintf(stderr, "  %-20s %-10s %11.1f%% %11.1f%% %12s %10.3f %10.3f\n", "whole model", "",
+                 100.0 * whole.mac_share(), 100.0 * whole.time_share(), "", whole.dpu_ms,
+                 whole.frame_ms);
+    std::fprintf(stderr,
+                 "  (MACs on DPU: the ops' MACs placed there; time on DPU: DPU ms / one frame's "
+                 "ms alone; DPU busy: DPU ms / the worker's ms per frame streaming; "
+                 "docs/perf.md \"DPU utilization\")\n");
+  }
+  return 0;
+}
+
 int run_predict(const PredictArgs& a) {
   const Target target =
       a.target_file.empty() ? resolve_target(a.target) : load_target(a.target_file);
+  if (a.calibrate_fps <= 0 && is_plan(a.file)) return run_predict_plan(a, target);
   const Graph graph = read_model(a.file);
   if (a.calibrate_fps > 0) {
     const double eff = calibrate_compute_efficiency(graph, target, a.calibrate_fps);
@@ -212,7 +295,10 @@ Command add_predict_command(CLI::App& app) {
   auto args = std::make_shared<PredictArgs>();
   CLI::App* sub = app.add_subcommand(
       "predict", "Modeled time per frame of a model or fragment on a DPU target");
-  sub->add_option("file", args->file, "An _int, fragment or compiled xmodel")->required();
+  sub->add_option("file", args->file,
+                  "An _int, fragment or compiled xmodel, or a plan (its folder or plan.yaml): "
+                  "then each fragment's DPU utilization and the whole model's")
+      ->required();
   sub->add_option("--target", args->target,
                   "A built-in target (kv260, zcu102, zcu104) or a target YAML file")
       ->capture_default_str();

@@ -60,7 +60,9 @@ nlohmann::json break_even_json(const std::vector<report::BreakEven>& table) {
                    {"kind", kind_name(be.kind)},
                    {"size", be.size.label},
                    {"params", be.size.params},
-                   {"speedup", be.at}});
+                   {"speedup", be.at},
+                   {"noisy", be.noisy},
+                   {"reach", be.noisy ? be.reach.label : be.size.label}});
   return out;
 }
 

@@ -119,6 +119,33 @@ double busiest_node_share(const Plan& plan) {
   return busiest / total;
 }
 
+// DPU utilization from the plan (the timing model's per fragment, plan.yaml; nothing when
+// the plan has none): the whole model's share of MACs and of one frame's time on the DPU
+// (each fragment once), the DPU ms of a frame over all nodes and on the busiest node
+// (replicas 1/k each, as busiest_node_share), and each fragment's two shares.
+void dpu_counters(benchmark::State& state, const Plan& plan) {
+  double macs = 0, dpu_macs = 0, dpu_ms = 0, frame_ms = 0;
+  std::map<int, double> per_node;
+  for (const auto& f : plan.fragments)
+    if (!(f.cost.frame_ms > 0) || f.nodes.empty()) return;
+  for (const auto& f : plan.fragments) {
+    macs += f.cost.work_macs;
+    dpu_macs += f.cost.dpu_macs;
+    dpu_ms += f.cost.dpu_ms;
+    frame_ms += f.cost.frame_ms;
+    for (int node : f.nodes) per_node[node] += f.cost.dpu_ms / static_cast<double>(f.nodes.size());
+    state.counters["fragment_dpu_mac_share/" + f.name] =
+        f.cost.work_macs > 0 ? f.cost.dpu_macs / f.cost.work_macs : 0.0;
+    state.counters["fragment_dpu_time_share/" + f.name] = f.cost.dpu_ms / f.cost.frame_ms;
+  }
+  double busiest = 0;
+  for (const auto& [node, ms] : per_node) busiest = std::max(busiest, ms);
+  state.counters["dpu_mac_share"] = macs > 0 ? dpu_macs / macs : 0.0;
+  state.counters["dpu_time_share"] = dpu_ms / frame_ms;
+  state.counters["dpu_ms"] = dpu_ms;
+  state.counters["busiest_dpu_ms"] = busiest;
+}
+
 // The most frames per second a plan can run, each a hard upper bound (0: not known); a
 // measured rate above one is an artifact of the measurement (the report flags it).
 struct RateBounds {
@@ -436,6 +463,7 @@ void run_server(benchmark::State& state, Suite& s, Config& c) {
   state.counters["server_trials"] = trials;
   state.counters["predicted_fps"] = c.plan.predicted.throughput_fps;
   state.counters["predicted_latency_ms"] = c.plan.predicted.latency_ms;
+  state.counters["plan_max_latency_ms"] = c.plan.max_latency_ms;  // split --max-latency-ms
   s.progress->finish(c.label, c.weight,
                      fixed(best, 1) + " fps with p99 " + fixed(best_p99, 1) +
                          " ms <= " + fixed(bound_ms, 1) + " ms");
@@ -558,6 +586,8 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
   state.counters["bound_node_fps"] = bounds.node_fps;
   state.counters["bound_link_fps"] = bounds.link_fps;
   state.counters["bound_port_fps"] = bounds.port_fps;
+  state.counters["plan_max_latency_ms"] = c.plan.max_latency_ms;
+  dpu_counters(state, c.plan);
   std::string result = fixed(fps, 1) + " fps, p50 " + fixed(p50 / n, 1) + " ms";
   if (const auto it = s.baseline_fps.find(baseline_key); it != s.baseline_fps.end()) {
     const double base = it->second.first / it->second.second;

@@ -52,6 +52,53 @@ TEST(CliPredict, CompiledMobileNetJson) {
               j["dpu_ms"].get<double>() / j["latency_ms"].get<double>(), 1e-12);
 }
 
+// DPU utilization per fragment and for the whole model: predict on a plan gives each
+// fragment's shares as its worker runs it, the whole as the sums over the fragments, and the
+// planner recorded the same figures in plan.yaml.
+TEST(CliPredict, APlanGivesEachFragmentsDpuUtilizationAndTheWholeModels) {
+  ScratchDir dir;
+  const std::string model = (dir.path() / "vit_int.xmodel").string();
+  const std::string plan = (dir.path() / "plan").string();
+  ASSERT_EQ(run_cli(dir,
+                    "zoo convvit --attention softmax --params 1M --experts 3 --input "
+                    "32x32x3 --classes 10 --no-weights -o " +
+                        model)
+                .exit_code,
+            0);
+  const Result split =
+      run_cli(dir, "split " + model + " --nodes 3 --strategy experts --target kv260 -o " + plan);
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  const Result r = run_cli(dir, "predict " + quoted(plan) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_GE(j["fragments"].size(), 3u);
+  double macs = 0, dpu_macs = 0, dpu_ms = 0, frame_ms = 0;
+  const std::string yaml = testing::read_bytes(dir.path() / "plan" / "plan.yaml");
+  for (const json& f : j["fragments"]) {
+    macs += f["macs"].get<double>();
+    dpu_macs += f["dpu_macs"].get<double>();
+    dpu_ms += f["dpu_ms"].get<double>();
+    frame_ms += f["latency_ms"].get<double>();
+    EXPECT_NEAR(f["dpu_mac_share"].get<double>(),
+                f["dpu_macs"].get<double>() / f["macs"].get<double>(), 1e-12);
+    EXPECT_NEAR(f["dpu_busy_share"].get<double>(),
+                f["dpu_ms"].get<double>() / f["worker_ms"].get<double>(), 1e-12);
+    EXPECT_LE(f["dpu_time_share"].get<double>(), f["dpu_busy_share"].get<double>() + 1e-12);
+  }
+  EXPECT_NEAR(j["dpu_mac_share"].get<double>(), dpu_macs / macs, 1e-12);
+  EXPECT_NEAR(j["dpu_time_share"].get<double>(), dpu_ms / frame_ms, 1e-12);
+  // Softmax attention leaves work on the A53: some, not all, of it on the DPU.
+  EXPECT_GT(j["dpu_mac_share"].get<double>(), 0.5);
+  EXPECT_LT(j["dpu_time_share"].get<double>(), 1.0);
+  EXPECT_NE(yaml.find("dpu_macs:"), std::string::npos);
+  EXPECT_NE(yaml.find("frame_ms:"), std::string::npos);
+  // The human table has a row per fragment and the whole model's.
+  const Result human = run_cli(dir, "predict " + quoted(plan));
+  ASSERT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_NE(human.err.find("whole model"), std::string::npos) << human.err;
+  EXPECT_NE(human.err.find("experts0"), std::string::npos) << human.err;
+}
+
 TEST(CliPredict, HumanOutputGoesToStderr) {
   DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;

@@ -66,7 +66,7 @@ double size_from_label(const std::string& label) {
 }
 
 FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measurement>& ms,
-                              double min_gain) {
+                              double min_gain, double noise_margin) {
   FamilyAnalysis fa;
   fa.family = family;
 
@@ -167,8 +167,10 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
       // Not swept on this many nodes (a node count swept for a subset of the strategies,
       // the suites' --node-strategies): no break-even, rather than one without data.
       if (series.empty()) continue;
-      BreakEven t = break_even(series, &Row::speedup, &Row::speedup_lo, &Row::speedup_hi, min_gain);
-      BreakEven l = break_even(series, &Row::latency_speedup, nullptr, nullptr, min_gain);
+      BreakEven t = break_even(series, &Row::speedup, &Row::speedup_lo, &Row::speedup_hi, min_gain,
+                               noise_margin);
+      BreakEven l =
+          break_even(series, &Row::latency_speedup, nullptr, nullptr, min_gain, noise_margin);
       if (!series.empty() &&
           std::all_of(series.begin(), series.end(), [](const Row* r) { return r->m.not_possible; }))
         t.kind = l.kind = BreakEven::Kind::NotPossible;
@@ -216,7 +218,7 @@ std::string timing_label(const std::string& backend) {
 }
 
 BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*metric,
-                     double Row::*lower, double Row::*upper, double min_gain) {
+                     double Row::*lower, double Row::*upper, double min_gain, double noise_margin) {
   BreakEven be;
   std::vector<const Row*> usable;
   for (const Row* r : rows_by_size)
@@ -224,14 +226,42 @@ BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*m
       usable.push_back(r);
   if (usable.empty()) return be;  // NoData
 
-  // Walk down from the largest size while N nodes still beat one: the interval's lower
-  // end above 1 + min_gain (a point estimate when the row has no interval).
-  auto beats = [&](const Row* r) {
-    const double low = lower != nullptr && r->*lower > 0 ? r->*lower : r->*metric;
-    return low > 1.0 + min_gain;
+  // Each row's interval: the repetitions' where it has one, else its value -+ the margin.
+  const double threshold = 1.0 + min_gain;
+  struct Interval {
+    double lo, hi;
   };
+  auto interval = [&](const Row* r) {
+    const double v = r->*metric;
+    const double lo = lower != nullptr && r->*lower > 0 ? r->*lower : v;
+    const double hi = upper != nullptr && r->*upper > 0 ? r->*upper : v;
+    if (hi > lo) return Interval{lo, hi};
+    return Interval{v * (1 - noise_margin), v * (1 + noise_margin)};
+  };
+  auto beats = [&](const Row* r) { return interval(r).lo > threshold; };
+  auto straddles = [&](const Row* r) {
+    const Interval i = interval(r);
+    return !(i.lo > threshold) && i.hi > threshold;
+  };
+  // Walk down from the largest size while N nodes still beat one, the whole interval above
+  // the threshold.
   std::size_t first = usable.size();
   while (first > 0 && beats(usable[first - 1])) --first;
+  // Where an interval that straddles stopped the walk, noise decides the cell: walk on
+  // through straddling and winning rows to see how far down it could go.
+  std::size_t reach = first;
+  while (reach > 0 && (beats(usable[reach - 1]) || straddles(usable[reach - 1]))) {
+    if (straddles(usable[reach - 1])) {
+      const Interval i = interval(usable[reach - 1]);
+      be.straddling.insert(be.straddling.begin(),
+                           {usable[reach - 1]->m.size, usable[reach - 1]->*metric, i.lo, i.hi});
+    }
+    --reach;
+  }
+  if (!be.straddling.empty()) {
+    be.noisy = true;
+    be.reach = {usable[reach]->m.size, usable[reach]->m.params};
+  }
   if (first == usable.size()) {
     be.kind = BreakEven::Kind::Never;
     first = usable.size() - 1;
@@ -266,34 +296,78 @@ std::string link_label(const std::string& emulation, const std::string& gbps,
 std::string measurement_error(const Row& row) {
   const Measurement& m = row.m;
   if (m.failed || !(m.fps > 0)) return "";
-  char buf[320];
+  char buf[640];
   struct Bound {
     double fps;
     const char* what;
   };
+  // The node bound is busy time, not waiting: a fragment's plan compute_ms is the timing
+  // model's worker_ms, max(DPU + A53, network thread) for one frame, and a sim worker never
+  // starts a fragment's frame before the modeled end of its previous one.
   const Bound bounds[] = {
-      {m.bound_node_fps, "its busiest node allows (its slowest fragment's modeled time per frame)"},
+      {m.bound_node_fps,
+       "its busiest node allows (its slowest fragment's modeled busy time per frame: DPU and "
+       "A53, or its network thread when longer; no waiting counted)"},
       {m.bound_link_fps,
        "its busiest node's port allows (its bytes per frame at the link's goodput)"},
       {m.bound_port_fps, "the head node's port allows (inputs and outputs at the link's goodput)"}};
   const Bound* tightest = nullptr;
   for (const Bound& b : bounds)
     if (b.fps > 0 && (!tightest || b.fps < tightest->fps)) tightest = &b;
+  // The whole run's rate counts the fill too, so it cannot be above what the plan can do:
+  // within the bound, it says the steady window's ends are off, not the plan.
+  auto whole_run = [&](double limit) -> std::string {
+    if (!(m.span_fps > 0)) return "";
+    char text[200];
+    std::snprintf(text, sizeof text, "; the whole run's rate, its fill included, is %.1f fps%s",
+                  m.span_fps,
+                  m.span_fps <= limit * (1 + kBoundTolerance)
+                      ? ", within it: the steady window began or ended out of step with the "
+                        "work it counted"
+                      : ", above it too");
+    return text;
+  };
   if (tightest && m.fps > tightest->fps * (1 + kBoundTolerance)) {
     std::snprintf(buf, sizeof buf,
                   "%.1f fps measured, %.0f %% above the %.1f fps %s: the rate counted frames "
                   "its timed span did not pay for",
                   m.fps, 100 * (m.fps / tightest->fps - 1), tightest->fps, tightest->what);
-    return buf;
+    return buf + whole_run(tightest->fps);
   }
   if (m.nodes > 1 && row.has_baseline && row.efficiency > 1 + kEfficiencyTolerance) {
     std::snprintf(buf, sizeof buf,
                   "%.0f %% parallel efficiency: %d nodes cannot do more than %d times one "
                   "node's work (%.2fx measured); the rate or the one-node baseline is off",
                   100 * row.efficiency, m.nodes, m.nodes, row.speedup);
-    return buf;
+    // N times the one-node rate is the limit the whole run's rate is held to.
+    return buf + whole_run(m.fps / row.speedup * m.nodes);
   }
   return "";
+}
+
+LatencyBoundVerdict latency_bound_verdict(const Measurement& m) {
+  LatencyBoundVerdict v;
+  const double bound = m.plan_max_latency_ms;
+  if (m.failed || !(bound > 0)) return v;
+  char buf[256];
+  if (m.fps > 0) {
+    const bool met = m.p99_ms <= bound;
+    v.kind = met ? LatencyBoundVerdict::Kind::Met : LatencyBoundVerdict::Kind::Missed;
+    std::snprintf(buf, sizeof buf, "%s: p99 %.1f ms %s %.1f ms at %.1f fps", met ? "met" : "missed",
+                  m.p99_ms, met ? "≤" : ">", bound, m.fps);
+  } else if (m.latency_bound_ms > 0 && m.latency_bound_ms >= bound) {
+    // No rate kept p99 under Server's bound, which is at least the planner's.
+    v.kind = LatencyBoundVerdict::Kind::Missed;
+    std::snprintf(buf, sizeof buf, "missed: no rate tried kept p99 under %.1f ms (≥ %.1f ms)",
+                  m.latency_bound_ms, bound);
+  } else {
+    v.kind = LatencyBoundVerdict::Kind::Unknown;
+    std::snprintf(buf, sizeof buf,
+                  "unknown: no rate met Server's tighter %.1f ms bound; the planner's is %.1f ms",
+                  m.latency_bound_ms, bound);
+  }
+  v.text = buf;
+  return v;
 }
 
 std::string fit_cause(const Measurement& m, double link_gbps) {
@@ -356,8 +430,12 @@ std::string fit_cause(const Measurement& m, double link_gbps) {
 Analysis analyze(const RunResults& results, const AnalysisOptions& options) {
   if (!(options.min_gain >= 0 && options.min_gain < 1))
     throw Error("the minimum gain must lie in [0, 1), got " + std::to_string(options.min_gain));
+  if (!(options.noise_margin >= 0 && options.noise_margin < 0.5))
+    throw Error("the noise margin must lie in [0, 0.5), got " +
+                std::to_string(options.noise_margin));
   Analysis a;
   a.min_gain = options.min_gain;
+  a.noise_margin = options.noise_margin;
   for (const auto& suite : results.suites) a.loads.push_back(suite_load(suite));
   a.backend = suites_backend(results);
   a.modeled = backend_is_modeled(a.backend);
@@ -409,7 +487,8 @@ Analysis analyze(const RunResults& results, const AnalysisOptions& options) {
     by_family[m.family].push_back(m);
   }
   for (const auto& family : order)
-    a.families.push_back(analyze_family(family, by_family[family], options.min_gain));
+    a.families.push_back(
+        analyze_family(family, by_family[family], options.min_gain, options.noise_margin));
   for (auto& fa : a.families)
     for (auto& row : fa.rows)
       if (row.fit > 0 && std::fabs(row.fit - 1) > kFitTolerance)

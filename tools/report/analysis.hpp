@@ -48,6 +48,16 @@ inline constexpr double kEfficiencyTolerance = 0.005;
 // Why `row` cannot be a true measurement (measurement_error), or "" when it can.
 std::string measurement_error(const Row& row);
 
+// The planner's --max-latency-ms objective judged against a Server result: whether the p99
+// at the highest rate Server found stays under the bound the planner was given ("met: ...",
+// "missed: ..."), or "" when the plan was made without one.
+struct LatencyBoundVerdict {
+  enum class Kind { NoBound, Met, Missed, Unknown };
+  Kind kind = Kind::NoBound;
+  std::string text;
+};
+LatencyBoundVerdict latency_bound_verdict(const Measurement& server);
+
 // Predicted and measured fps agree when their ratio is within this of 1.
 inline constexpr double kFitTolerance = 0.10;
 // The models the agreement is required for (smaller ones are reported all the same).
@@ -79,6 +89,17 @@ struct BreakEven {
   Size size;      // Always: the smallest size; From: the break-even size; Never: the largest
   double at = 0;  // the speedup at `size`
   double at_lo = 0, at_hi = 0;  // its interval
+  // The answer depends on noise: below `size` (or at the largest size, for Never) a speedup
+  // whose interval straddles the threshold, so a second run may read another cell. `reach`
+  // is the smallest size the break-even moves to if the straddling ones count as wins; the
+  // straddling sizes with their speedup and interval are in `straddling`.
+  bool noisy = false;
+  Size reach;
+  struct Straddle {
+    std::string size;
+    double at = 0, lo = 0, hi = 0;
+  };
+  std::vector<Straddle> straddling;
 };
 
 struct FamilyAnalysis {
@@ -102,8 +123,15 @@ struct FamilyAnalysis {
 // job gave three pipeline break-evens; docs/benchmarking.md "Break-even").
 inline constexpr double kDefaultMinGain = 0.05;
 
+// With one repetition a speedup has no interval of its own: it is taken as this much either
+// side of its value (the stated noise margin: rates are trusted to within kBoundTolerance,
+// and the committed reference and a fresh run at one commit read the 1M cells 1.05-1.07x).
+// A break-even that an interval or this margin straddles is marked as noise (BreakEven::noisy).
+inline constexpr double kDefaultNoiseMargin = 0.02;
+
 struct AnalysisOptions {
   double min_gain = kDefaultMinGain;  // N nodes beat one when speedup > 1 + min_gain
+  double noise_margin = kDefaultNoiseMargin;
 };
 
 // The machine's load when a suite started (Google Benchmark's context: `load_avg`, the
@@ -117,7 +145,8 @@ struct SuiteLoad {
 };
 
 struct Analysis {
-  double min_gain = kDefaultMinGain;     // as analysed
+  double min_gain = kDefaultMinGain;  // as analysed
+  double noise_margin = kDefaultNoiseMargin;
   std::vector<SuiteLoad> loads;          // one per suite, in file order
   std::vector<FamilyAnalysis> families;  // in order of first appearance
   std::vector<Measurement> failed;       // configurations the suites reported as failed
@@ -140,9 +169,13 @@ Analysis analyze(const RunResults& results, const AnalysisOptions& options = {})
 
 // The break-even of `rows` (one configuration at increasing sizes); `metric` picks the
 // speedup and `lower`, when given, its interval's lower end (the rule then needs the
-// whole interval above 1 + `min_gain`). Exposed for tests.
+// whole interval above 1 + `min_gain`). A row without an interval (one repetition, or no
+// `lower`) takes its value -+ `noise_margin` as its interval. Walking down from the largest
+// size, the break-even is where the intervals stop lying wholly above the threshold; when
+// the interval that stops it straddles the threshold, the cell is marked as noise and
+// `reach` says how far down straddling intervals would take it. Exposed for tests.
 BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*metric,
                      double Row::*lower = nullptr, double Row::*upper = nullptr,
-                     double min_gain = 0);
+                     double min_gain = 0, double noise_margin = 0);
 
 }  // namespace dpushard::report

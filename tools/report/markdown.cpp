@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "dpu_section.hpp"
 #include "figures.hpp"
 #include "published.hpp"
 
@@ -245,26 +246,55 @@ std::string subset_note(const FamilyAnalysis& fa, bool break_even) {
   return note;
 }
 
+// "1M's 1.06× [1.04, 1.08]": a straddling speedup with the interval the rule read.
+std::string straddle_text(const BreakEven::Straddle& s) {
+  return s.size + "'s " + fixed(s.at, 2) + "× [" + fixed(s.lo, 2) + ", " + fixed(s.hi, 2) + "]";
+}
+
+// The break-even's size as the rule read it, without its speedup: "≤ 1M", "2M", "> 20M".
+std::string firm_text(const BreakEven& be) {
+  if (be.kind == BreakEven::Kind::Always) return "≤ " + be.size.label;
+  if (be.kind == BreakEven::Kind::Never) return "> " + be.size.label;
+  return be.size.label;
+}
+
 void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
-                      const std::vector<BreakEven>& table) {
+                      const std::vector<BreakEven>& table, double min_gain) {
   md << "| nodes |";
   for (const auto& s : fa.strategies)
     md << " " << s << (s == "replicate" ? " (data-parallel baseline)" : "") << " |";
   md << "\n|---|";
   for (std::size_t i = 0; i < fa.strategies.size(); ++i) md << "---|";
   md << "\n";
+  std::vector<std::string> notes;  // one per noisy cell, in table order
   for (int n : fa.node_counts) {
     if (n == 1) continue;
     md << "| " << n << " |";
     for (const auto& s : fa.strategies) {
       std::string cell = swept(fa, n, s) ? "—" : "not swept";
-      for (const auto& be : table)
-        if (be.nodes == n && be.strategy == s) cell = break_even_cell(be);
+      for (const auto& be : table) {
+        if (be.nodes != n || be.strategy != s) continue;
+        cell = break_even_cell(be);
+        if (be.noisy && be.kind != BreakEven::Kind::NotPossible) {
+          std::string straddles;
+          for (const auto& st : be.straddling)
+            straddles += (straddles.empty() ? "" : ", ") + straddle_text(st);
+          notes.push_back(std::to_string(n) + " nodes, " + s + ": " + straddles +
+                          (be.straddling.size() == 1 ? " straddles " : " straddle ") +
+                          speedup_threshold_text(min_gain) + ", so noise decides between " +
+                          firm_text(be) + " and " +
+                          (be.reach.label == fa.sizes.front().label ? "≤ " : "") + be.reach.label +
+                          ".");
+          cell += superscript(notes.size());
+        }
+      }
       md << " " << cell << " |";
     }
     md << "\n";
   }
   md << "\n";
+  for (std::size_t i = 0; i < notes.size(); ++i)
+    md << superscript(i + 1) << " Noise: " << notes[i] << "\n\n";
 }
 
 void break_even_section(std::ostringstream& md, const Analysis& a) {
@@ -277,7 +307,13 @@ void break_even_section(std::ostringstream& md, const Analysis& a) {
         "that small decided break-evens by chance from run to run, and buy little for a "
         "second board). `≤ S`: already at the smallest size "
         "measured; `> S`: not even at the largest. The speedup at that size is in brackets "
-        "with its interval. `replicate` "
+        "with its interval. **≈ S (noise)**: the answer depends on noise, so the cell says so "
+        "instead of flipping between runs: S is where the intervals stop lying wholly above "
+        "the threshold, and a smaller size's interval straddles it (with one repetition a "
+        "speedup's interval is its value ± "
+     << fixed(100 * a.noise_margin, 0)
+     << " %, the stated noise margin); the note under the table names the sizes and how far "
+        "down the cell could move. `replicate` "
         "runs the whole model on every node (data parallel) and is the baseline the model-"
         "parallel strategies are judged against. Times are "
      << (a.modeled ? "**modeled**" : "**measured**") << " (" << a.timing_label << "; link "
@@ -287,11 +323,11 @@ void break_even_section(std::ostringstream& md, const Analysis& a) {
     md << "### " << fa.family
        << (fa.scenarios ? ": throughput, Offline (frames per second, saturated)\n\n"
                         : ": throughput (frames per second)\n\n");
-    break_even_table(md, fa, fa.throughput_break_even);
+    break_even_table(md, fa, fa.throughput_break_even, a.min_gain);
     md << "### " << fa.family
        << (fa.scenarios ? ": latency, SingleStream (p50 of one frame alone)\n\n"
                         : ": latency (p50 per frame, under the throughput run's load)\n\n");
-    break_even_table(md, fa, fa.latency_break_even);
+    break_even_table(md, fa, fa.latency_break_even, a.min_gain);
     if (const std::string note = subset_note(fa, true); !note.empty()) md << note << "\n\n";
   }
 }
@@ -367,9 +403,11 @@ void strategies_section(std::ostringstream& md, const Analysis& a, const FamilyA
     if (m.nodes == 1) continue;
     md << "| " << m.size << " | " << m.nodes << " | " << strategy_text(m) << " | ";
     if (m.failed) {
-      md << (m.not_possible ? not_possible_cell(fa, m) : "failed: " + m.error) << " | | | | | |\n";
+      md << (m.not_possible ? not_possible_cell(fa, m) : "failed: " + m.error)
+         << " | | | | | | |\n";
       continue;
     }
+    const LatencyBoundVerdict verdict = latency_bound_verdict(m);
     md << sig3(m.fps) << " | "
        << (r.has_baseline ? speedup_text(r.speedup, r.speedup_lo, r.speedup_hi) : "—") << " | "
        << (r.has_baseline ? fixed(100 * r.efficiency, 0) + " %" : "—") << " | "
@@ -387,13 +425,15 @@ void strategies_section(std::ostringstream& md, const Analysis& a, const FamilyA
       for (const auto& r : fa.rows) {
         if (r.m.size != size.label || r.m.nodes != n || r.m.failed) continue;
         if (r.m.planner_choice && !choice) choice = &r;
-        if (!best || r.m.fps > best->m.fps) best = &r;
+        // A measurement error is no evidence of the highest throughput.
+        if (r.measurement_error.empty() && (!best || r.m.fps > best->m.fps)) best = &r;
       }
       if (!choice || !best) continue;
       std::string line =
           "- " + size.label + " on " + std::to_string(n) + " nodes: the planner picks " +
           (choice->m.plan_label.empty() ? choice->m.strategy : choice->m.plan_label) + " (" +
-          sig3(choice->m.fps) + " fps, " + fixed(choice->speedup, 2) + "×)";
+          sig3(choice->m.fps) + " fps, " + fixed(choice->speedup, 2) + "×" +
+          (choice->measurement_error.empty() ? "" : ", a measurement error ⚠") + ")";
       if (best == choice)
         line += ", the highest throughput measured";
       else
@@ -491,20 +531,38 @@ void server_section(std::ostringstream& md, const FamilyAnalysis& fa) {
         "`--server-latency-multiple` x one node's SingleStream p50 of the same model, else "
         "`--max-latency-ms`), found by bisection between 0 and the configuration's Offline "
         "rate. Run for one node, and for replicate and the planner's choice on the largest "
-        "node count.\n\n"
-     << "| size | nodes | strategy | p99 bound ms | Server fps | its p99 ms | Offline fps | "
-        "Server / Offline | planner's latency ms |\n|---|---|---|---|---|---|---|---|---|\n";
+        "node count. **Planner's bound**: a plan made with `split --max-latency-ms B` (the "
+        "objective: the best plan whose predicted latency is under B) is judged here: met when "
+        "the p99 at the Server rate is at most B.\n\n";
+  int bounded = 0, met = 0;
+  for (const auto& m : fa.server) {
+    const LatencyBoundVerdict v = latency_bound_verdict(m);
+    if (v.kind == LatencyBoundVerdict::Kind::NoBound) continue;
+    ++bounded;
+    if (v.kind == LatencyBoundVerdict::Kind::Met) ++met;
+  }
+  if (bounded > 0)
+    md << "The planner's `--max-latency-ms` objective against Server: " << met << " of " << bounded
+       << " configuration" << (bounded == 1 ? "" : "s")
+       << " planned with a latency bound meet it.\n\n";
+  md << "| size | nodes | strategy | p99 bound ms | Server fps | its p99 ms | Offline fps | "
+        "Server / Offline | planner's latency ms | planner's bound (`--max-latency-ms`) "
+        "|\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& m : fa.server) {
     md << "| " << m.size << " | " << m.nodes << " | " << (m.nodes == 1 ? "—" : strategy_text(m))
        << " | ";
     if (m.failed) {
-      md << (m.not_possible ? not_possible_cell(fa, m) : "failed: " + m.error) << " | | | | | |\n";
+      md << (m.not_possible ? not_possible_cell(fa, m) : "failed: " + m.error)
+         << " | | | | | | |\n";
       continue;
     }
+    const LatencyBoundVerdict verdict = latency_bound_verdict(m);
     md << sig3(m.latency_bound_ms) << " | " << (m.fps > 0 ? sig3(m.fps) : "none met it") << " | "
        << (m.fps > 0 ? sig3(m.p99_ms) : "—") << " | " << sig3(m.offline_fps) << " | "
        << (m.offline_fps > 0 ? fixed(m.fps / m.offline_fps, 2) : "—") << " | "
-       << (m.predicted_latency_ms > 0 ? sig3(m.predicted_latency_ms) : "—") << " |\n";
+       << (m.predicted_latency_ms > 0 ? sig3(m.predicted_latency_ms) : "—") << " | "
+       << (verdict.kind == LatencyBoundVerdict::Kind::NoBound ? "— (none given)" : verdict.text)
+       << " |\n";
   }
   md << "\n";
 }
@@ -582,6 +640,7 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
            fa.scenarios ? "SingleStream: latency of one frame alone, p50 (solid), p99 (dashed)."
                         : "Latency per frame under load, p50 (solid) and p99 (dashed).");
   server_section(md, fa);
+  md << render_dpu_section(fa, a.modeled);
   md << "### Bytes moved\n\n";
   if (o.figures)
     figure(md, a, fa, "bytes",
@@ -611,6 +670,20 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
 
 std::string break_even_cell(const BreakEven& be) {
   const std::string at = speedup_text(be.at, be.at_lo, be.at_hi);
+  if (be.noisy) {
+    // Without the speedup, which moves from run to run: the cell is the same in two runs
+    // whose straddling sizes agree.
+    switch (be.kind) {
+      case BreakEven::Kind::Always:
+        return "≈ ≤ " + be.size.label + " (noise)";
+      case BreakEven::Kind::From:
+        return "≈ " + be.size.label + " (noise)";
+      case BreakEven::Kind::Never:
+        return "≈ > " + be.size.label + " (noise)";
+      default:
+        break;
+    }
+  }
   switch (be.kind) {
     case BreakEven::Kind::Always:
       return "≤ " + be.size.label + " (" + at + ")";

@@ -107,6 +107,7 @@ Measurement combine(const std::vector<const json*>& entries, const std::string& 
   m.params = average("params", true);
   m.gmacs = average("gmacs", false);
   m.fps = average("fps", true);
+  m.span_fps = average("span_fps", false);
   m.p50_ms = average("p50_ms", false);
   m.p90_ms = average("p90_ms", false);
   m.p99_ms = average("p99_ms", false);
@@ -125,6 +126,20 @@ Measurement combine(const std::vector<const json*>& entries, const std::string& 
   m.latency_bound_ms = average("latency_bound_ms", false);
   m.offline_fps = average("offline_fps", false);
   m.predicted_latency_ms = average("predicted_latency_ms", false);
+  m.dpu_mac_share = average("dpu_mac_share", false);
+  m.dpu_time_share = average("dpu_time_share", false);
+  m.dpu_ms = average("dpu_ms", false);
+  m.busiest_dpu_ms = average("busiest_dpu_ms", false);
+  m.plan_max_latency_ms = average("plan_max_latency_ms", false);
+  static const std::string kMacShare = "fragment_dpu_mac_share/";
+  for (const auto& [key, value] : use.front()->items())
+    if (key.rfind(kMacShare, 0) == 0 && value.is_number()) {
+      const std::string name = key.substr(kMacShare.size());
+      const auto time = use.front()->find("fragment_dpu_time_share/" + name);
+      m.fragment_dpu.push_back(
+          {name, value.get<double>(),
+           time != use.front()->end() && time->is_number() ? time->get<double>() : 0.0});
+    }
   m.bound_link_fps = average("bound_link_fps", false);
   m.bound_port_fps = average("bound_port_fps", false);
   m.repetitions = from_mean

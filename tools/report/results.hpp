@@ -41,6 +41,9 @@ struct Measurement {
   std::string plan_label;
   bool planner_choice = false;  // `auto` picks this plan for its size and node count
   double fps = 0;
+  // The whole run's rate: every timed frame over the timed span, the fill included (0: not
+  // recorded). Never above what the plan can do, so evidence beside a steady rate above a bound.
+  double span_fps = 0;
   double p50_ms = 0;
   double p90_ms = 0;
   double p99_ms = 0;
@@ -70,7 +73,21 @@ struct Measurement {
   double bound_node_fps = 0;
   double bound_link_fps = 0;
   double bound_port_fps = 0;
-  bool failed = false;  // the suite reported an error for this configuration
+  // DPU utilization from the plan (the timing model's; 0 and empty when not recorded): the
+  // whole model's share of MACs and of one frame's time on the DPU, the modeled DPU ms of a
+  // frame over all nodes and on the busiest node, and each fragment's two shares.
+  double dpu_mac_share = 0;
+  double dpu_time_share = 0;
+  double dpu_ms = 0;
+  double busiest_dpu_ms = 0;
+  struct FragmentDpu {
+    std::string name;
+    double mac_share = 0;
+    double time_share = 0;
+  };
+  std::vector<FragmentDpu> fragment_dpu;
+  double plan_max_latency_ms = 0;  // the planner's --max-latency-ms (0: none given)
+  bool failed = false;             // the suite reported an error for this configuration
   // The strategy does not exist on this many nodes (the planner would have fallen back to
   // another; hybrid needs 4): failed too, but not a fault. `error` says why.
   bool not_possible = false;

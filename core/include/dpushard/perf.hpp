@@ -173,6 +173,27 @@ double predict_fragment_ms(const Graph& fragment, const Target& target,
 std::optional<OpTiming> time_op(const Graph& graph, const Op& op, const Target& target,
                                 std::optional<Device> engine = std::nullopt);
 
+// DPU utilization of one frame (docs/perf.md "DPU utilization"), two ways: the share of the
+// ops' work placed on the DPU (MACs; element ops for ops without MACs, as OpTiming counts
+// them) and the share of one frame's time spent there (dpu_ms over latency_ms: DPU, CPU,
+// host and, with network io, TCP time). Sums over fragments add up to the whole model's.
+struct DpuUse {
+  double macs = 0;      // every timed op's work
+  double dpu_macs = 0;  // that of the ops on the DPU
+  double dpu_ms = 0;    // Prediction::dpu_ms
+  double frame_ms = 0;  // Prediction::latency_ms: one frame alone
+  double mac_share() const { return macs > 0 ? dpu_macs / macs : 0.0; }
+  double time_share() const { return frame_ms > 0 ? dpu_ms / frame_ms : 0.0; }
+  DpuUse& operator+=(const DpuUse& o) {
+    macs += o.macs;
+    dpu_macs += o.dpu_macs;
+    dpu_ms += o.dpu_ms;
+    frame_ms += o.frame_ms;
+    return *this;
+  }
+};
+DpuUse dpu_use(const Prediction& prediction);
+
 // A model's time grouped by block (docs/perf.md "Per block"): ops keyed by their name's
 // path up to the first part named `block<N>` (expert0/block1), else by its first part
 // (stem, join, tail, classifier). Subgraph launches are not ops and are left out.

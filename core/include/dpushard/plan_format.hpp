@@ -42,6 +42,13 @@ struct PlanFragmentCost {
   // What the fragment needs on its board: weights, code, feature maps of the frames in flight
   // (fragment_memory in dpushard/memory_budget.hpp); 0: not recorded.
   std::int64_t memory_bytes = 0;
+  // DPU utilization from the timing model (DpuUse in dpushard/perf.hpp), all 0 when the plan
+  // was priced by another model: every op's work and that on the DPU (MACs, element ops for
+  // the others), and one frame's DPU time and whole time alone, as a worker runs it.
+  double work_macs = 0;
+  double dpu_macs = 0;
+  double dpu_ms = 0;
+  double frame_ms = 0;
   bool operator==(const PlanFragmentCost&) const = default;
 };
 

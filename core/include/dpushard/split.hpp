@@ -21,6 +21,7 @@
 namespace dpushard {
 
 struct Target;  // dpushard/perf.hpp: a DPU target of the timing model
+struct DpuUse;  // dpushard/perf.hpp: the share of a frame's work and time on the DPU
 
 enum class Strategy { Experts, Pipeline, Replicate, Hybrid, Auto };
 enum class Objective { Latency, Throughput };
@@ -62,6 +63,9 @@ class CostModel {
     double net_seconds = 0;
   };
   virtual FragmentLoad fragment_load(const Graph& fragment) const;
+  // An extracted fragment's DPU utilization (its work and one frame's time on the DPU), for
+  // plan.yaml; false when the model does not place ops as the DPU would (the roofline).
+  virtual bool fragment_dpu_use(const Graph& /*fragment*/, DpuUse& /*use*/) const { return false; }
   virtual int dpu_cores() const { return 1; }
   virtual int host_cores() const { return 1; }
   // Seconds from the start of sending `bytes` to their arrival on another node (or between

@@ -245,4 +245,15 @@ double calibrate_compute_efficiency(const Graph& graph, const Target& target, do
   return 0.5 * (lo + hi);
 }
 
+DpuUse dpu_use(const Prediction& prediction) {
+  DpuUse use;
+  for (const auto& t : prediction.ops) {
+    use.macs += static_cast<double>(t.macs);
+    if (t.engine == Device::Dpu) use.dpu_macs += static_cast<double>(t.macs);
+  }
+  use.dpu_ms = prediction.dpu_ms;
+  use.frame_ms = prediction.latency_ms;
+  return use;
+}
+
 }  // namespace dpushard

@@ -211,6 +211,12 @@ std::string plan_to_yaml(const Plan& plan) {
     out << YAML::Key << "compute_ms" << YAML::Value << number(f.cost.compute_ms);
     if (f.cost.memory_bytes > 0)
       out << YAML::Key << "memory_bytes" << YAML::Value << f.cost.memory_bytes;
+    if (f.cost.frame_ms > 0) {
+      out << YAML::Key << "work_macs" << YAML::Value << number(f.cost.work_macs);
+      out << YAML::Key << "dpu_macs" << YAML::Value << number(f.cost.dpu_macs);
+      out << YAML::Key << "dpu_ms" << YAML::Value << number(f.cost.dpu_ms);
+      out << YAML::Key << "frame_ms" << YAML::Value << number(f.cost.frame_ms);
+    }
     out << YAML::EndMap;
     out << YAML::Key << "oracle" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "verdict" << YAML::Value << f.oracle_verdict;
@@ -361,13 +367,18 @@ PlanFragment read_fragment_entry(const yaml::Value& item) {
   pf.inputs = read_tensors(node, "inputs");
   pf.outputs = read_tensors(node, "outputs");
   const yaml::Map c =
-      node.get("cost").map({"ops", "macs", "params", "weight_bytes", "compute_ms", "memory_bytes"});
+      node.get("cost").map({"ops", "macs", "params", "weight_bytes", "compute_ms", "memory_bytes",
+                            "work_macs", "dpu_macs", "dpu_ms", "frame_ms"});
   pf.cost.ops = c.get("ops").integer();
   pf.cost.macs = c.get("macs").integer();
   pf.cost.params = c.get("params").integer();
   pf.cost.weight_bytes = c.get("weight_bytes").integer();
   pf.cost.compute_ms = c.get("compute_ms").number();
   if (auto memory = c.find("memory_bytes")) pf.cost.memory_bytes = memory->integer();
+  if (auto v = c.find("work_macs")) pf.cost.work_macs = v->number();
+  if (auto v = c.find("dpu_macs")) pf.cost.dpu_macs = v->number();
+  if (auto v = c.find("dpu_ms")) pf.cost.dpu_ms = v->number();
+  if (auto v = c.find("frame_ms")) pf.cost.frame_ms = v->number();
   const yaml::Map o = node.get("oracle").map({"verdict", "dpu_subgraphs", "findings"});
   pf.oracle_verdict = o.get("verdict").text();
   pf.dpu_subgraphs = o.get("dpu_subgraphs").int32();

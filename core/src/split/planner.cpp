@@ -8,6 +8,7 @@
 #include "candidates.hpp"
 #include "dpushard/cost.hpp"
 #include "dpushard/memory_budget.hpp"
+#include "dpushard/perf.hpp"
 #include "dpushard/plan_check.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/split.hpp"
@@ -136,7 +137,7 @@ const Graph& with_output_fixes(const Graph& model, const SplitOptions& options, 
 // One plan.fragments entry: an extracted fragment, its cost and the oracle's verdict.
 PlanFragment plan_fragment(const split::FragmentPart& part, const split::ExtractedFragment& ex,
                            double compute_seconds, const SplitOptions& options,
-                           const Oracle& oracle, bool budgeted) {
+                           const Oracle& oracle, const CostModel& cost, bool budgeted) {
   PlanFragment pf;
   pf.name = part.name;
   pf.role = part.role;
@@ -151,6 +152,12 @@ PlanFragment plan_fragment(const split::FragmentPart& part, const split::Extract
   pf.cost.params = gc.params;
   pf.cost.weight_bytes = gc.weight_bytes;
   pf.cost.compute_ms = compute_seconds * 1e3;
+  if (DpuUse use; cost.fragment_dpu_use(ex.graph, use)) {
+    pf.cost.work_macs = use.macs;
+    pf.cost.dpu_macs = use.dpu_macs;
+    pf.cost.dpu_ms = use.dpu_ms;
+    pf.cost.frame_ms = use.frame_ms;
+  }
   if (budgeted)
     pf.cost.memory_bytes = fragment_memory(ex.graph, options.frames_in_flight).total_bytes();
   const FragmentVerdict verdict = oracle.judge(ex.graph);
@@ -267,7 +274,7 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
   for (std::size_t f = 0; f < partition.fragments.size(); ++f) {
     auto& ex = extraction.fragments[f];
     plan.fragments.push_back(plan_fragment(partition.fragments[f], ex, est.fragment_seconds[f],
-                                           options, oracle, budgeted));
+                                           options, oracle, cost, budgeted));
     result.fragments.push_back(std::move(ex.graph));
   }
   check_plan(plan);

@@ -72,6 +72,13 @@ class TimingCostModel final : public CostModel {
     return {p.worker_ms * 1e-3, p.dpu_ms * 1e-3, (p.cpu_ms + p.host_ms) * 1e-3, p.net_ms * 1e-3};
   }
 
+  bool fragment_dpu_use(const Graph& fragment, DpuUse& use) const override {
+    PredictOptions worker;
+    worker.io = HostIo::Network;  // as fragment_load: the fragment as a worker runs it
+    use = dpu_use(predict(fragment, target_, worker));
+    return true;
+  }
+
   int dpu_cores() const override {
     return static_cast<int>(std::max<std::int64_t>(1, target_.dpu_cores));
   }
