@@ -103,7 +103,7 @@ struct RunOptions {
   // A lost node is called again after this, then twice as long each time, up to
   // rejoin_backoff_max, until it answers a new HELLO.
   std::chrono::milliseconds rejoin_backoff{250};
-  std::chrono::milliseconds rejoin_backoff_max{2000};
+  std::chrono::milliseconds rejoin_backoff_max{1000};
   // Device errors (FRAME_ERROR device_failed) from one node before it counts as lost; the
   // ones before that re-send the frames in flight on the same nodes.
   int device_error_limit = 3;
