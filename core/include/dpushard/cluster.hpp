@@ -117,7 +117,7 @@ struct NodeEvent {
   std::string node;
   std::string cause;
   double detected_s = 0;  // when the orchestrator learnt of it
-  double plan_ms = 0;     // asking the planner (about 0 when prepared ahead)
+  double plan_ms = 0;     // asking the planner (about 0 when prepared ahead; 0 for a return)
   double upload_s = 0;    // sending the fragments the nodes lacked
   std::uint64_t upload_bytes = 0;
   std::uint64_t fragments_uploaded = 0;
@@ -196,6 +196,7 @@ struct RunResult {
   // with hash_every_frame: the frames in the order they were delivered (each once, in order)
   std::vector<std::int64_t> delivery_order;
   std::string on_node_loss = "fail";
+  double stream_start_unix_s = 0;  // when the first frame was sent (node_events count from it)
   std::vector<NodeEvent> node_events;
   std::vector<FailedFrames> failed_frames;
   std::int64_t frames_resent = 0;            // over every event

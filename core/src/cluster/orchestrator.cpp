@@ -398,6 +398,8 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
 
   next_frame_ = 0;
   stream_start_ = Clock::now();
+  result.stream_start_unix_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   last_completion_ = stream_start_;
   streaming_ = true;
   const std::uint64_t cpu_start = net::process_cpu_ns();
@@ -671,7 +673,7 @@ RunResult run_on_cluster(const Plan& plan, const std::filesystem::path& plan_dir
   }
   Orchestrator orchestrator(cluster, options, plan.nodes);
   try {
-    orchestrator.set_full_plan(plan, plan_dir);
+    orchestrator.set_full_plan(plan, plan_dir, *layout);
     orchestrator.connect(result);
     orchestrator.choose_fragments(plan, *layout);
     const auto uploaded = orchestrator.upload(*layout);

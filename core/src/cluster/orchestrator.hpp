@@ -47,7 +47,8 @@ class Orchestrator {
   // process's own port.
   void connect(RunResult& result);
   // The plan the run starts with (every node of the cluster slice); a return goes back to it.
-  void set_full_plan(const Plan& plan, const std::filesystem::path& dir);
+  // `layout` as make_job_layout made it (before choose_fragments): kept for the return.
+  void set_full_plan(const Plan& plan, const std::filesystem::path& dir, const JobLayout& layout);
   // Nodes with a DPU run the plan's compiled fragments (compiled_fragments.hpp); a fragment
   // compiled for another DPU fails the run here, before any upload.
   void choose_fragments(const Plan& plan, JobLayout& layout);
@@ -137,6 +138,7 @@ class Orchestrator {
   std::vector<std::size_t> slots_;
   std::shared_ptr<const JobLayout> layout_;
   std::optional<PlanOnNodes> full_plan_;
+  std::optional<JobLayout> full_layout_;
   std::set<std::uint64_t> retired_jobs_;  // jobs a plan switch ended: their messages are stale
   RunResult* result_ = nullptr;           // while streaming
   std::uint64_t frames_total_ = 0;

@@ -56,8 +56,10 @@ bool Orchestrator::any_returned() const {
                      [](const Link& link) { return link.state == NodeState::kReturned; });
 }
 
-void Orchestrator::set_full_plan(const Plan& plan, const std::filesystem::path& dir) {
+void Orchestrator::set_full_plan(const Plan& plan, const std::filesystem::path& dir,
+                                 const JobLayout& layout) {
   full_plan_ = PlanOnNodes{plan, dir};
+  full_layout_ = layout;
 }
 
 std::optional<Event> Orchestrator::screened(Event event) {
@@ -169,17 +171,19 @@ void Orchestrator::switch_plan(std::size_t event_index) {
         names[slot] = links_[nodes[slot]].config->name;
       std::shared_ptr<JobLayout> layout;
       try {
-        if (nodes.size() == links_.size())
-          made = full_plan_;  // every node again: the plan the run began with
-        else
+        if (nodes.size() == links_.size()) {
+          made = full_plan_;  // every node again: the plan the run began with, read once
+          layout = std::make_shared<JobLayout>(*full_layout_);
+        } else {
           made = options_.replanner(nodes, why);
-        if (made)
-          layout = std::make_shared<JobLayout>(make_job_layout(made->plan, made->dir, names));
+          event.plan_ms = std::chrono::duration<double, std::milli>(Clock::now() - asked).count();
+          if (made)
+            layout = std::make_shared<JobLayout>(make_job_layout(made->plan, made->dir, names));
+        }
       } catch (const Error& e) {
         made.reset();
         why = e.what();
       }
-      event.plan_ms = std::chrono::duration<double, std::milli>(Clock::now() - asked).count();
       if (!made) fail_unserved_frames(why);
       // The old job ends on every node that keeps running (its queued frames dropped);
       // whatever it still sends is stale from here on.

@@ -11,13 +11,16 @@
 #include <vector>
 
 #include "fragment_runner.hpp"
+#include "prepared_fragments.hpp"
 #include "worker_context.hpp"
 
 namespace dpushard::net {
 
 class Job : public std::enable_shared_from_this<Job> {
  public:
-  Job(WorkerContext& ctx, Load load, std::shared_ptr<Connection> orchestrator);
+  // `prepared`: fragments an earlier job of the same connection left loaded (may be null).
+  Job(WorkerContext& ctx, Load load, std::shared_ptr<Connection> orchestrator,
+      std::shared_ptr<PreparedFragments> prepared = nullptr);
 
   std::uint64_t id() const { return load_.job; }
   // Loads the fragments from the cache (on the compute pool), then connects to and
@@ -28,9 +31,12 @@ class Job : public std::enable_shared_from_this<Job> {
   // worker itself. Errors are reported to the orchestrator as FRAME_ERROR.
   void on_tensor(TensorMsg&& message);
   Stats stats() const;
-  // Drops the queued frames and closes the peer connections; idempotent.
+  // Fragments taken loaded from the previous job of the connection (PreparedFragments).
+  std::size_t reused_fragments() const { return reused_fragments_; }
+  // Drops the queued frames and closes the peer connections; idempotent. With `keep`, the
+  // loaded fragments that are not computing go there for the next job.
   // Returns how many queued inputs it dropped (frames that will not complete here).
-  std::size_t close();
+  std::size_t close(PreparedFragments* keep = nullptr);
 
  private:
   void on_fragments_loaded(std::vector<std::unique_ptr<FragmentRunner>> runners, ErrorCode code,
@@ -51,6 +57,9 @@ class Job : public std::enable_shared_from_this<Job> {
   WorkerContext& ctx_;
   Load load_;
   std::shared_ptr<Connection> orchestrator_;
+  std::shared_ptr<PreparedFragments> prepared_;
+  int threads_per_fragment_ = 1;
+  std::size_t reused_fragments_ = 0;
   std::map<std::uint32_t, std::unique_ptr<FragmentRunner>> runners_;
   std::map<std::string, std::shared_ptr<Connection>> peers_;
   std::size_t peers_pending_ = 0;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "fragment_cache.hpp"
+#include "prepared_fragments.hpp"
 #include "worker_context.hpp"
 
 namespace dpushard::net {
@@ -42,6 +43,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string peer_name_;
   std::map<Digest, std::unique_ptr<FragmentCache::Upload>> uploads_;
   std::set<std::uint64_t> jobs_;  // loaded through this connection
+  // What a job ended by UNLOAD left loaded, for the next LOAD (a plan switch).
+  std::shared_ptr<PreparedFragments> prepared_ = std::make_shared<PreparedFragments>();
 };
 
 }  // namespace dpushard::net
