@@ -117,7 +117,7 @@ struct NodeEvent {
   std::string node;
   std::string cause;
   double detected_s = 0;  // when the orchestrator learnt of it
-  double plan_ms = 0;     // asking the planner (about 0 when prepared ahead; 0 for a return)
+  double plan_ms = 0;     // the planner and reading its fragments (about 0 when prepared ahead)
   double upload_s = 0;    // sending the fragments the nodes lacked
   std::uint64_t upload_bytes = 0;
   std::uint64_t fragments_uploaded = 0;

@@ -402,6 +402,7 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   last_completion_ = stream_start_;
   streaming_ = true;
+  prepare_ahead();
   const std::uint64_t cpu_start = net::process_cpu_ns();
   // Server: the frames' arrival times, a Poisson process from the stream's start.
   const bool server = options_.arrival_fps > 0;

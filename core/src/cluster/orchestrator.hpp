@@ -86,6 +86,12 @@ class Orchestrator {
     std::shared_ptr<net::asio::steady_timer> rejoin_timer;  // io thread only
     Clock::time_point returned_at{};
   };
+  // A plan for some of the nodes and its job layout, or why there is none.
+  struct Prepared {
+    std::optional<PlanOnNodes> plan;
+    std::string why;
+    std::shared_ptr<const JobLayout> layout;
+  };
   struct Flight {
     Clock::time_point start;
     std::vector<bool> received;
@@ -124,6 +130,8 @@ class Orchestrator {
   // Fills each event's throughput before, during and after from the completion times.
   void measure_events(RunResult& result) const;
   std::vector<std::size_t> active_links() const;
+  void prepare_ahead();
+  Prepared make_prepared(const std::vector<std::size_t>& nodes) const;
   double since_start(Clock::time_point t) const;
   [[noreturn]] void fail(std::string node, const std::string& message);
   std::string describe(std::size_t node) const;
@@ -139,6 +147,9 @@ class Orchestrator {
   std::shared_ptr<const JobLayout> layout_;
   std::optional<PlanOnNodes> full_plan_;
   std::optional<JobLayout> full_layout_;
+  // Plans and job layouts for every node set but one, made while the first frames stream
+  // so a first loss starts its switch at once (prepare_ahead()).
+  std::map<std::vector<std::size_t>, std::shared_future<Prepared>> ahead_;
   std::set<std::uint64_t> retired_jobs_;  // jobs a plan switch ended: their messages are stale
   RunResult* result_ = nullptr;           // while streaming
   std::uint64_t frames_total_ = 0;
@@ -148,6 +159,7 @@ class Orchestrator {
   double outage_from_s_ = 0;  // the last completion before the open event's detection
   // A few distinct input sets, cycled (frame f uses seed + f % 4).
   std::vector<std::vector<std::shared_ptr<const QTensor>>> input_sets_;
+  std::future<void> preparing_;  // declared last: waited for before anything it uses goes
   net::ConnectionOptions connection_options_;
   net::LinkSpec link_;  // sent to every node in LOAD
   std::vector<Link> links_;

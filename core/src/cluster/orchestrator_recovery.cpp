@@ -56,6 +56,40 @@ bool Orchestrator::any_returned() const {
                      [](const Link& link) { return link.state == NodeState::kReturned; });
 }
 
+Orchestrator::Prepared Orchestrator::make_prepared(const std::vector<std::size_t>& nodes) const {
+  Prepared prepared;
+  std::vector<std::string> names(links_.size());
+  for (std::size_t slot = 0; slot < nodes.size(); ++slot)
+    names[slot] = links_[nodes[slot]].config->name;
+  try {
+    prepared.plan = options_.replanner(nodes, prepared.why);
+    if (prepared.plan)
+      prepared.layout = std::make_shared<const JobLayout>(
+          make_job_layout(prepared.plan->plan, prepared.plan->dir, names));
+  } catch (const Error& e) {
+    prepared.plan.reset();
+    prepared.why = e.what();
+  }
+  return prepared;
+}
+
+void Orchestrator::prepare_ahead() {
+  if (!replan_ || links_.size() < 2) return;
+  // One task, one set after the other: the machine's cores are busy with frames.
+  auto promises = std::make_shared<std::vector<std::promise<Prepared>>>(links_.size());
+  std::vector<std::vector<std::size_t>> sets;
+  for (std::size_t left_out = 0; left_out < links_.size(); ++left_out) {
+    std::vector<std::size_t> nodes;
+    for (std::size_t n = 0; n < links_.size(); ++n)
+      if (n != left_out) nodes.push_back(n);
+    ahead_[nodes] = (*promises)[left_out].get_future().share();
+    sets.push_back(std::move(nodes));
+  }
+  preparing_ = std::async(std::launch::async, [this, promises, sets] {
+    for (std::size_t k = 0; k < sets.size(); ++k) (*promises)[k].set_value(make_prepared(sets[k]));
+  });
+}
+
 void Orchestrator::set_full_plan(const Plan& plan, const std::filesystem::path& dir,
                                  const JobLayout& layout) {
   full_plan_ = PlanOnNodes{plan, dir};
@@ -166,19 +200,20 @@ void Orchestrator::switch_plan(std::size_t event_index) {
       const auto asked = Clock::now();
       std::optional<PlanOnNodes> made;
       std::string why;
-      std::vector<std::string> names(links_.size());
-      for (std::size_t slot = 0; slot < nodes.size(); ++slot)
-        names[slot] = links_[nodes[slot]].config->name;
       std::shared_ptr<JobLayout> layout;
       try {
         if (nodes.size() == links_.size()) {
           made = full_plan_;  // every node again: the plan the run began with, read once
           layout = std::make_shared<JobLayout>(*full_layout_);
         } else {
-          made = options_.replanner(nodes, why);
+          const auto ahead = ahead_.find(nodes);
+          const Prepared prepared =
+              ahead != ahead_.end() ? ahead->second.get() : make_prepared(nodes);
           event.plan_ms = std::chrono::duration<double, std::milli>(Clock::now() - asked).count();
-          if (made)
-            layout = std::make_shared<JobLayout>(make_job_layout(made->plan, made->dir, names));
+          made = prepared.plan;
+          why = prepared.why;
+          // A copy: choose_fragments() adapts it to the nodes' DPUs.
+          if (prepared.layout) layout = std::make_shared<JobLayout>(*prepared.layout);
         }
       } catch (const Error& e) {
         made.reset();

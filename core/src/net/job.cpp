@@ -260,7 +260,11 @@ void Job::on_computed(FragmentRunner& runner, std::uint64_t frame, std::vector<Q
                       std::uint64_t cpu_ns) {
   runner.finished(busy_ns, cpu_ns);
   ctx_.counters.frames_computed.fetch_add(1, std::memory_order_relaxed);
-  if (closed_) return;
+  if (closed_) {
+    if (handing_over_.erase(runner.assignment().slot) != 0)
+      prepared_->deliver(runner.assignment().sha, runner.release(threads_per_fragment_));
+    return;
+  }
   if (!error.empty())
     report(frame, code, load_.node,
            "fragment '" + runner.name() + "' frame " + std::to_string(frame) + ": " + error);
@@ -333,7 +337,7 @@ Stats Job::stats() const {
   return stats;
 }
 
-std::size_t Job::close(PreparedFragments* keep) {
+std::size_t Job::close(bool keep_prepared) {
   if (closed_) return 0;
   closed_ = true;
   std::size_t dropped = 0;
@@ -342,9 +346,13 @@ std::size_t Job::close(PreparedFragments* keep) {
       ctx_.buffers->give(std::move(tensor.data));
       ++dropped;
     }
-    // A backend still computing a frame on the pool is not handed on.
-    if (keep != nullptr && !runner->running())
-      keep->keep(runner->assignment().sha, runner->release(threads_per_fragment_));
+    if (!keep_prepared || !prepared_) continue;
+    if (!runner->running()) {
+      prepared_->keep(runner->assignment().sha, runner->release(threads_per_fragment_));
+    } else {  // its backend is busy on the pool: handed on in on_computed
+      prepared_->expect();
+      handing_over_.insert(slot);
+    }
   }
   for (auto& [node, connection] : peers_) connection->close_after_flush("job finished");
   peers_.clear();

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,10 +34,11 @@ class Job : public std::enable_shared_from_this<Job> {
   Stats stats() const;
   // Fragments taken loaded from the previous job of the connection (PreparedFragments).
   std::size_t reused_fragments() const { return reused_fragments_; }
-  // Drops the queued frames and closes the peer connections; idempotent. With `keep`, the
-  // loaded fragments that are not computing go there for the next job.
+  // Drops the queued frames and closes the peer connections; idempotent. With
+  // `keep_prepared`, the loaded fragments go to the connection's PreparedFragments for the
+  // next job (one still computing a frame when that frame is done).
   // Returns how many queued inputs it dropped (frames that will not complete here).
-  std::size_t close(PreparedFragments* keep = nullptr);
+  std::size_t close(bool keep_prepared = false);
 
  private:
   void on_fragments_loaded(std::vector<std::unique_ptr<FragmentRunner>> runners, ErrorCode code,
@@ -60,6 +62,7 @@ class Job : public std::enable_shared_from_this<Job> {
   std::shared_ptr<PreparedFragments> prepared_;
   int threads_per_fragment_ = 1;
   std::size_t reused_fragments_ = 0;
+  std::set<std::uint32_t> handing_over_;  // slots whose backend goes to prepared_ when done
   std::map<std::uint32_t, std::unique_ptr<FragmentRunner>> runners_;
   std::map<std::string, std::shared_ptr<Connection>> peers_;
   std::size_t peers_pending_ = 0;

@@ -43,8 +43,18 @@ class PreparedFragments {
   void clear() { kept_.clear(); }
   std::size_t size() const { return kept_.size(); }
 
+  // A fragment still computing its last frame when its job ended comes when it is done:
+  // a LOAD waits (briefly) for those before it looks here.
+  void expect() { ++pending_; }
+  void deliver(const Digest& sha, PreparedFragment fragment) {
+    if (pending_ > 0) --pending_;
+    keep(sha, std::move(fragment));
+  }
+  std::size_t pending() const { return pending_; }
+
  private:
   std::multimap<Digest, PreparedFragment> kept_;
+  std::size_t pending_ = 0;
 };
 
 }  // namespace dpushard::net

@@ -110,6 +110,19 @@ void Session::on_upload(UploadChunk&& chunk) {
 }
 
 void Session::on_load(Load&& load) {
+  // A fragment of the job just unloaded may still be computing its last frame (one
+  // frame's time): the LOAD waits for it, so it can be reused, up to kHandoverWait.
+  if (prepared_->pending() > 0 && load_waited_ < kHandoverWait) {
+    load_waited_ += kHandoverPoll;
+    auto timer = std::make_shared<asio::steady_timer>(ctx_.io, kHandoverPoll);
+    std::weak_ptr<Session> weak = shared_from_this();
+    timer->async_wait(
+        [weak, timer, load = std::move(load)](const boost::system::error_code&) mutable {
+          if (auto self = weak.lock()) self->on_load(std::move(load));
+        });
+    return;
+  }
+  load_waited_ = {};
   const std::uint64_t id = load.job;
   if (ctx_.jobs.count(id) != 0)
     return connection_->send(
@@ -151,7 +164,7 @@ void Session::on_unload(std::uint64_t id, const char* cause) {
   if (it == ctx_.jobs.end() || jobs_.count(id) == 0) return;  // already gone: nothing to do
   // Ended by UNLOAD, the orchestrator may load a job that runs the same fragments next.
   const bool keep = std::string_view(cause) == "UNLOAD";
-  const std::size_t dropped = it->second->close(keep ? prepared_.get() : nullptr);
+  const std::size_t dropped = it->second->close(keep);
   ctx_.log->info("event=unloaded job={:016x} cause=\"{}\" queued_inputs_dropped={}", id, cause,
                  dropped);
   ctx_.jobs.erase(it);
