@@ -68,6 +68,7 @@ void add_recovery_json(nlohmann::json& j, const cluster::RunResult& r) {
     failed.push_back(
         {{"first", f.first}, {"last", f.last}, {"code", f.code}, {"message", f.message}});
   j["on_node_loss"] = r.on_node_loss;
+  j["stream_start_unix_s"] = r.stream_start_unix_s;
   j["node_events"] = events;
   j["frames_resent"] = r.frames_resent;
   j["stale_messages_dropped"] = r.stale_messages_dropped;
