@@ -203,6 +203,47 @@ TEST_F(CliNodeLoss, ARestartedWorkerIsTakenBackIntoTheFullPlan) {
   EXPECT_NE(read_text(dir_ / "w1.log").find("event=loaded"), std::string::npos);
 }
 
+// No plan serves the nodes left (here: none is left): every frame not yet completed fails
+// with one coded error, no_plan, and the run says so and exits 1.
+TEST_F(CliNodeLoss, FramesNoPlanCanServeFailWithOneCodedErrorEach) {
+  const int frames = 400;
+  ASSERT_EQ(run_cli({"split", model4_, "--nodes", "1", "-o", (dir_ / "plan1").string()}, "split1"),
+            0);
+  const auto cluster = dir_ / "one.yaml";
+  std::ofstream(cluster) << "token_file: token\nlink_gbps: 0.01\nlink_emulation: paced\nnodes:\n"
+                         << "  - {name: w0, address: '127.0.0.1:" << ports_[0]
+                         << "', backend: ref}\n";
+  const std::size_t w0_loads = loads(0);
+  ChildProcess run(
+      {DPUSHARD_CLI, "run", (dir_ / "plan1").string(), "--cluster", cluster.string(), "--frames",
+       std::to_string(frames), "--inflight", "4", "--on-node-loss", "replan", "--json"},
+      dir_ / "none-left.out", dir_ / "none-left.err");
+  wait_for_load(0, w0_loads);
+  std::this_thread::sleep_for(300ms);
+  ASSERT_FALSE(run.wait_for(0ms)) << "the run ended before the kill";
+  workers_[0]->signal(SIGKILL);
+  const auto status = run.wait_for(60s);
+  ASSERT_TRUE(status) << "the run hangs";
+  ASSERT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 1);
+  const std::string err = read_text(dir_ / "none-left.err");
+  EXPECT_NE(err.find("frames could not be served: no_plan: no node is left"), std::string::npos)
+      << err;
+  const auto result = json_of("none-left");
+  EXPECT_FALSE(result["complete"].get<bool>());
+  std::int64_t failed = 0;
+  for (const auto& range : result["failed_frames"]) {
+    EXPECT_EQ(range["code"], "no_plan");
+    failed += range["last"].get<std::int64_t>() - range["first"].get<std::int64_t>() + 1;
+  }
+  // Every frame either completed or failed with its code, none both, none neither.
+  EXPECT_GT(failed, 0);
+  EXPECT_EQ(result["frames_completed"].get<std::int64_t>() + failed, frames);
+  EXPECT_EQ(result["failed_frames"].back()["last"], frames - 1);
+  ASSERT_EQ(result["node_events"].size(), 1u);
+  EXPECT_EQ(result["node_events"][0]["node"], "w0");
+}
+
 // Without a model to plan with, replan is refused before any node is contacted.
 TEST_F(CliNodeLoss, ReplanWithoutTheSourceModelIsRefusedInOneLine) {
   write_cluster(ports_, "ref", "plain.yaml");
