@@ -22,10 +22,64 @@
 #include "dpushard/error.hpp"
 #include "dpushard/perf.hpp"
 #include "dpushard/plan_yaml.hpp"
+#include "survivor_planner.hpp"
 #include "usage_error.hpp"
 
 namespace dpushard::cli {
 namespace {
+
+const char* event_kind(cluster::NodeEvent::Kind kind) {
+  switch (kind) {
+    case cluster::NodeEvent::Kind::Loss:
+      return "loss";
+    case cluster::NodeEvent::Kind::Return:
+      return "return";
+    case cluster::NodeEvent::Kind::DeviceError:
+      return "device_error";
+  }
+  return "loss";
+}
+
+// Losses and returns (--on-node-loss replan), frames that could not be served, and with
+// --frame-hashes every frame's outputs in the order they were delivered.
+void add_recovery_json(nlohmann::json& j, const cluster::RunResult& r) {
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& e : r.node_events)
+    events.push_back({{"kind", event_kind(e.kind)},
+                      {"node", e.node},
+                      {"cause", e.cause},
+                      {"detected_s", e.detected_s},
+                      {"plan_ms", e.plan_ms},
+                      {"upload_s", e.upload_s},
+                      {"upload_bytes", e.upload_bytes},
+                      {"fragments_uploaded", e.fragments_uploaded},
+                      {"switch_s", e.switch_s},
+                      {"first_frame_s", e.first_frame_s},
+                      {"outage_s", e.outage_s},
+                      {"frames_resent", e.frames_resent},
+                      {"nodes_after", e.nodes_after},
+                      {"plan_after", e.plan_after},
+                      {"predicted_fps_after", e.predicted_fps_after},
+                      {"fps_before", e.fps_before},
+                      {"fps_during", e.fps_during},
+                      {"fps_after", e.fps_after}});
+  nlohmann::json failed = nlohmann::json::array();
+  for (const auto& f : r.failed_frames)
+    failed.push_back(
+        {{"first", f.first}, {"last", f.last}, {"code", f.code}, {"message", f.message}});
+  j["on_node_loss"] = r.on_node_loss;
+  j["stream_start_unix_s"] = r.stream_start_unix_s;
+  j["node_events"] = events;
+  j["frames_resent"] = r.frames_resent;
+  j["stale_messages_dropped"] = r.stale_messages_dropped;
+  j["failed_frames"] = failed;
+  if (r.frame_output_sha256.empty()) return;
+  nlohmann::json frames = nlohmann::json::array();
+  for (const std::int64_t frame : r.delivery_order)
+    frames.push_back(
+        {{"frame", frame}, {"sha256", r.frame_output_sha256[static_cast<std::size_t>(frame)]}});
+  j["frame_outputs"] = frames;
+}
 
 nlohmann::json result_json(const std::string& plan_dir, const Plan& plan,
                            const cluster::ClusterConfig& config, const ClusterRunArgs& args,
@@ -95,6 +149,7 @@ nlohmann::json result_json(const std::string& plan_dir, const Plan& plan,
       {"orchestrator_cpu_ms_per_frame", r.orchestrator_cpu_ms_per_frame},
       {"shutdown_workers", args.shutdown_workers}};
   j["interrupted"] = r.interrupted_by != 0;
+  add_recovery_json(j, r);
   if (!r.complete) {
     j["error"] = r.error;
     j["failed_node"] = r.failed_node;
@@ -126,6 +181,16 @@ void print_human(const nlohmann::json& j) {
         << "B per frame, uploads " << human_count(j["upload"]["bytes"].get<long long>()) << "B ("
         << j["upload"]["fragments_uploaded"] << " sent, " << j["upload"]["fragments_cached"]
         << " cached)\n";
+  }
+  for (const auto& e : j["node_events"]) {
+    out << "  " << e["kind"].get<std::string>() << " of node " << e["node"].get<std::string>()
+        << " at " << e["detected_s"].get<double>() << " s (" << e["cause"].get<std::string>()
+        << ")";
+    if (e["first_frame_s"].get<double>() >= 0)
+      out << ": first frame on " << e["plan_after"].get<std::string>() << " after "
+          << e["first_frame_s"].get<double>() << " s, upload " << e["upload_s"].get<double>()
+          << " s, " << e["frames_resent"] << " frames re-sent";
+    out << "\n";
   }
   for (const auto& n : j["per_node"])
     out << "  node " << n["name"].get<std::string>() << " (" << n["address"].get<std::string>()
@@ -188,6 +253,15 @@ std::shared_ptr<ClusterRunArgs> add_cluster_run_options(CLI::App& run) {
                  "Seconds of silence after which a node counts as dead")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 3600.0));
+  run.add_option("--on-node-loss", args->on_node_loss,
+                 "A node lost mid-run: fail (end the run naming it) or replan (go on on the "
+                 "others, re-send the frames in flight, take it back when it returns)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fail", "replan"}));
+  run.add_option("--model", args->model,
+                 "replan: the model the plan was split from (default: plan.yaml's model.file)");
+  run.add_flag("--frame-hashes", args->frame_hashes,
+               "Record every frame's output sha256 in delivery order (frame_outputs in the JSON)");
   run.add_flag("--allow-cpu-subgraphs", args->allow_cpu_subgraphs,
                "Compiled fragments: an op the oracle put on the DPU but the compiler on the CPU "
                "is a warning, not an error");
@@ -238,6 +312,18 @@ int run_cluster(const std::string& plan_dir, const ClusterRunArgs& args, std::ui
   options.shutdown_workers = args.shutdown_workers;
   options.peer_timeout = std::chrono::milliseconds(static_cast<long>(args.peer_timeout_s * 1000));
   options.stop_signal = &g_stop_signal;
+  options.hash_every_frame = args.frame_hashes;
+  // replan: the planner for the survivors, found and checked before anything is contacted;
+  // the plans for every node but one are made while the first frames stream.
+  std::unique_ptr<SurvivorPlanner> planner;
+  if (args.on_node_loss == "replan") {
+    options.on_node_loss = cluster::OnNodeLoss::Replan;
+    planner = std::make_unique<SurvivorPlanner>(plan, plan_dir, args.model, args.inflight);
+    planner->prepare_ahead();
+    options.replanner = [&planner](const std::vector<std::size_t>& nodes, std::string& why) {
+      return planner->plan_for(nodes, why);
+    };
+  }
   cluster::RunResult result;
   {
     const StopSignals stop;  // SIGINT and SIGTERM end the run cleanly from here on

@@ -17,11 +17,14 @@ struct ClusterRunArgs {
   std::string out_file;
   bool shutdown_workers = false;
   double peer_timeout_s = 3.0;
-  bool allow_cpu_subgraphs = false;  // compiled fragments: a surprise CPU op only warns
+  bool allow_cpu_subgraphs = false;   // compiled fragments: a surprise CPU op only warns
+  std::string on_node_loss = "fail";  // fail | replan (docs/cluster.md "Losing a node")
+  std::string model;                  // replan: the source model; empty: plan.yaml's
+  bool frame_hashes = false;          // every frame's output sha256, in delivery order
 };
 
-// Adds --cluster, --frames, --inflight, --out, --shutdown-workers, --peer-timeout and
-// --allow-cpu-subgraphs to the `run` subcommand.
+// Adds --cluster, --frames, --inflight, --out, --shutdown-workers, --peer-timeout,
+// --allow-cpu-subgraphs, --on-node-loss, --model and --frame-hashes to the `run` subcommand.
 std::shared_ptr<ClusterRunArgs> add_cluster_run_options(CLI::App& run);
 
 // Runs the plan in `plan_dir` on the cluster. `seed` and `json` are `run`'s own options.

@@ -195,6 +195,10 @@ TEST_F(CliCluster, KilledWorkerEndsTheRunNamingNodeAndFrame) {
   EXPECT_FALSE(written["complete"].get<bool>());
   EXPECT_EQ(written["failed_node"], "w1");
   EXPECT_GE(written["failed_frame"].get<std::int64_t>(), 0);
+  // --on-node-loss fail, the default: no plan switch, nothing re-sent.
+  EXPECT_EQ(written["on_node_loss"], "fail");
+  EXPECT_TRUE(written["node_events"].empty());
+  EXPECT_EQ(written["frames_resent"], 0);
   EXPECT_EQ(nlohmann::json::parse(read_text(dir_ / "run.out")), written);
   for (const auto& entry : std::filesystem::directory_iterator(dir_))
     EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();

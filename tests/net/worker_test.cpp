@@ -206,6 +206,41 @@ TEST_F(WorkerTest, KeepsMemoryFlatWhenFragmentsHandTensorsToEachOther) {
   EXPECT_EQ(w.worker().counters().pooled_buffer_bytes, 0u);
 }
 
+// A plan switch (docs/cluster.md "Losing a node"): UNLOAD, then LOAD of a job that runs the
+// same fragment on the same connection. The fragment is taken loaded from the job before,
+// so it loads even with its file gone from the cache, and computes as before; a new
+// connection finds nothing kept (the fragments went when the first one closed).
+TEST_F(WorkerTest, AJobLoadedAfterAnUnloadReusesTheFragmentsOfTheJobBefore) {
+  const std::string bytes = serialize_xmodel(tiny_conv("a", 3, 4, 8, 3, 1));
+  WorkerThread w(test_worker_options(cache_));
+  const QTensor input = random_qtensor("x", {1, 6, 6, 3}, 4, 5);
+  std::vector<std::int8_t> first_output;
+  {
+    TestClient client(w.port());
+    client.handshake("secret");
+    upload(client, bytes);
+    client.send(single_fragment_load(sha_of(bytes)));
+    EXPECT_EQ(std::get<Loaded>(client.expect()).job, kJob);
+    client.send(TensorMsg{kJob, 0, 0, 0, input});
+    first_output = std::get<TensorMsg>(client.expect()).tensor.data;
+    client.send(Unload{kJob});
+    std::filesystem::remove(cache_ / (to_hex(sha_of(bytes)) + ".xmodel"));
+    Load next = single_fragment_load(sha_of(bytes));
+    next.job = kJob + 1;
+    client.send(next);
+    EXPECT_EQ(std::get<Loaded>(client.expect()).job, kJob + 1);
+    client.send(TensorMsg{kJob + 1, 1, 0, 0, input});
+    const auto output = std::get<TensorMsg>(client.expect());
+    EXPECT_EQ(output.job, kJob + 1);
+    EXPECT_EQ(output.tensor.data, first_output);
+    client.send(Unload{kJob + 1});
+  }
+  TestClient again(w.port());
+  again.handshake("secret");
+  again.send(single_fragment_load(sha_of(bytes)));
+  EXPECT_EQ(std::get<FrameError>(again.expect()).code, ErrorCode::kBadFragment);
+}
+
 TEST_F(WorkerTest, ReportsALostPeerByName) {
   const std::string a_bytes = serialize_xmodel(tiny_conv("a", 3, 4, 8, 3, 1));
   WorkerThread w0(test_worker_options(cache_ / "0"));

@@ -9,7 +9,10 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dpushard/ethernet_link.hpp"
@@ -52,6 +55,25 @@ ClusterConfig read_cluster_config(const std::filesystem::path& path);
 ClusterConfig parse_cluster_config(const std::string& text, const std::string& origin,
                                    const std::filesystem::path& base_dir);
 
+// What `run` does when a node is lost while frames stream (docs/cluster.md, "Losing a
+// node"): fail (end the run naming the node and frame) or replan (go on with a plan for the
+// surviving nodes, re-send the frames in flight, take the node back when it returns).
+enum class OnNodeLoss { Fail, Replan };
+std::string_view on_node_loss_name(OnNodeLoss policy);
+
+// A plan and its folder (plan.yaml's fragments are read from there).
+struct PlanOnNodes {
+  Plan plan;
+  std::filesystem::path dir;
+};
+
+// Makes the plan for the cluster nodes `nodes` (indices into ClusterConfig::nodes; plan slot
+// i runs on nodes[i]) with the objective and targets of the run's plan. nullopt, with `why`
+// set, when no plan serves them (none fits their memory). Supplied by the caller, so the
+// cluster module needs no planner (docs/architecture.md).
+using Replanner = std::function<std::optional<PlanOnNodes>(const std::vector<std::size_t>& nodes,
+                                                           std::string& why)>;
+
 struct RunOptions {
   std::int64_t frames = 16;
   int inflight = 2;
@@ -76,6 +98,49 @@ struct RunOptions {
   // orchestrator notices within 50 ms, unloads the job on every node (their frames in
   // flight are dropped) and returns the partial result marked interrupted.
   const std::atomic<int>* stop_signal = nullptr;
+  OnNodeLoss on_node_loss = OnNodeLoss::Fail;
+  Replanner replanner;  // required for OnNodeLoss::Replan
+  // A lost node is called again after this, then twice as long each time, up to
+  // rejoin_backoff_max, until it answers a new HELLO.
+  std::chrono::milliseconds rejoin_backoff{250};
+  std::chrono::milliseconds rejoin_backoff_max{1000};
+  // Device errors (FRAME_ERROR device_failed) from one node before it counts as lost; the
+  // ones before that re-send the frames in flight on the same nodes.
+  int device_error_limit = 3;
+};
+
+// One loss or return of a node while frames streamed (OnNodeLoss::Replan). Times are
+// seconds from the stream's start; a duration is -1 when it did not happen (the run ended).
+struct NodeEvent {
+  enum class Kind { Loss, Return, DeviceError };
+  Kind kind = Kind::Loss;
+  std::string node;
+  std::string cause;
+  double detected_s = 0;  // when the orchestrator learnt of it
+  double plan_ms = 0;     // the planner and reading its fragments (about 0 when prepared ahead)
+  double upload_s = 0;    // sending the fragments the nodes lacked
+  std::uint64_t upload_bytes = 0;
+  std::uint64_t fragments_uploaded = 0;
+  double switch_s = -1;       // detection to the new job loaded with its frames re-sent
+  double first_frame_s = -1;  // detection to the first frame completed on the new plan
+  double outage_s = -1;       // last completion before detection to that first frame
+  std::int64_t frames_resent = 0;
+  std::vector<std::string> nodes_after;  // the nodes of the plan run from then on
+  std::string plan_after;                // its label ("experts", "hybrid 2x pipeline", ...)
+  double predicted_fps_after = 0;        // its predicted throughput
+  // Completed frames per second: from the previous event (or the start) to detection, from
+  // detection to the first frame on the new plan, and from that frame to the next event
+  // (or the end). 0 when the interval holds fewer than two completions.
+  double fps_before = 0, fps_during = 0, fps_after = 0;
+};
+
+// Frames that could not be served (no plan fits the surviving nodes), each failed with
+// `code`; first..last inclusive.
+struct FailedFrames {
+  std::int64_t first = 0;
+  std::int64_t last = 0;
+  std::string code;
+  std::string message;
 };
 
 struct NodeResult {
@@ -128,6 +193,14 @@ struct RunResult {
   std::vector<std::string> output_sha256;
   std::vector<QTensor> first_outputs;                         // frame 0's outputs themselves
   std::vector<std::vector<std::string>> frame_output_sha256;  // with hash_every_frame
+  // with hash_every_frame: the frames in the order they were delivered (each once, in order)
+  std::vector<std::int64_t> delivery_order;
+  std::string on_node_loss = "fail";
+  double stream_start_unix_s = 0;  // when the first frame was sent (node_events count from it)
+  std::vector<NodeEvent> node_events;
+  std::vector<FailedFrames> failed_frames;
+  std::int64_t frames_resent = 0;            // over every event
+  std::uint64_t stale_messages_dropped = 0;  // from jobs a plan switch ended
   std::vector<NodeResult> nodes;
 };
 

@@ -22,6 +22,7 @@ struct Event {
   std::string text;  // kReady: the worker's backend; kClosed: the reason
   Clock::time_point at = Clock::now();
   std::string endpoint = {};  // kReady: the address the connection reached (IP:PORT)
+  std::uint32_t attempt = 0;  // the node's connection it came from (Orchestrator::Link)
 };
 
 class Inbox {

@@ -40,8 +40,13 @@ Orchestrator::Orchestrator(const ClusterConfig& cluster, const RunOptions& optio
   connection_options_.peer_timeout = options.peer_timeout;
   connection_options_.handshake_timeout = options.connect_timeout;
   connection_options_.port = std::make_shared<net::PortShaper>();
-  for (int i = 0; i < node_count; ++i)
-    links_.push_back(Link{&cluster.nodes[static_cast<std::size_t>(i)], nullptr, {}, {}});
+  replan_ = options.on_node_loss == OnNodeLoss::Replan;
+  for (int i = 0; i < node_count; ++i) {
+    Link link;
+    link.config = &cluster.nodes[static_cast<std::size_t>(i)];
+    links_.push_back(std::move(link));
+    slots_.push_back(static_cast<std::size_t>(i));
+  }
   const net::Digest random = net::random_nonce();
   std::memcpy(&job_, random.data(), sizeof job_);
   work_.emplace(io_.get_executor());
@@ -49,9 +54,12 @@ Orchestrator::Orchestrator(const ClusterConfig& cluster, const RunOptions& optio
 }
 
 Orchestrator::~Orchestrator() {
+  rejoining_ = false;
   on_io([this] {
-    for (Link& link : links_)
+    for (Link& link : links_) {
+      if (link.rejoin_timer) link.rejoin_timer->cancel();
       if (link.connection) link.connection->close("run over");
+    }
   });
   on_io([this] { io_.stop(); });
   work_.reset();
@@ -79,19 +87,22 @@ void Orchestrator::fail(std::string node, const std::string& message) {
 }
 
 Event Orchestrator::next(Clock::time_point deadline, const std::string& waiting_for) {
-  std::optional<Event> event;
-  // Waits in short steps so a stop signal is noticed while the nodes are silent.
-  while (!event) {
-    if (options_.stop_signal != nullptr && options_.stop_signal->load() != 0) {
-      interrupted_by_ = options_.stop_signal->load();
-      fail("", std::string("interrupted by ") + (interrupted_by_ == SIGINT ? "SIGINT" : "SIGTERM") +
-                   " while waiting for " + waiting_for);
+  for (;;) {
+    std::optional<Event> event;
+    // Waits in short steps so a stop signal is noticed while the nodes are silent.
+    while (!event) {
+      if (options_.stop_signal != nullptr && options_.stop_signal->load() != 0) {
+        interrupted_by_ = options_.stop_signal->load();
+        fail("", std::string("interrupted by ") +
+                     (interrupted_by_ == SIGINT ? "SIGINT" : "SIGTERM") + " while waiting for " +
+                     waiting_for);
+      }
+      const auto now = Clock::now();
+      if (now >= deadline) fail("", "timed out waiting for " + waiting_for);
+      event = inbox_.pop(std::min(deadline, now + kStopPoll));
     }
-    const auto now = Clock::now();
-    if (now >= deadline) fail("", "timed out waiting for " + waiting_for);
-    event = inbox_.pop(std::min(deadline, now + kStopPoll));
+    if (std::optional<Event> kept = screened(std::move(*event))) return checked(std::move(*kept));
   }
-  return checked(std::move(*event));
 }
 
 Event Orchestrator::checked(Event popped) {
@@ -146,35 +157,57 @@ bool link_is_paced(const ClusterConfig& cluster, const std::vector<std::string>&
          std::all_of(backends.begin(), backends.end(), [](const auto& b) { return b == "sim"; });
 }
 
+void Orchestrator::open_link(std::size_t i, std::uint32_t attempt, bool rejoin) {
+  net::async_connect_to(
+      io_, links_[i].config->address, options_.connect_timeout,
+      [this, i, attempt, rejoin](const std::string& error, net::tcp::socket socket) {
+        if (rejoin && !rejoining_) return;
+        if (!error.empty()) {
+          if (rejoin) return schedule_rejoin(i, attempt);
+          return inbox_.push(Event{i, Event::Kind::kClosed, {}, error, Clock::now(), {}, attempt});
+        }
+        auto connection =
+            net::Connection::create(std::move(socket), connection_options_, describe(i), buffers_);
+        links_[i].connection = connection;
+        net::start_client_handshake(
+            connection,
+            net::ClientIdentity{options_.name, net::PeerRole::kOrchestrator, cluster_.token},
+            [this, i, attempt, rejoin, connection](const std::string& failure,
+                                                   const net::AuthOk& worker) {
+              if (!failure.empty()) {
+                if (rejoin) return schedule_rejoin(i, attempt);
+                return inbox_.push(
+                    Event{i, Event::Kind::kClosed, {}, failure, Clock::now(), {}, attempt});
+              }
+              connection->set_message_handler([this, i, attempt](net::Message&& message) {
+                if (std::holds_alternative<net::Heartbeat>(message)) return;
+                inbox_.push(Event{
+                    i, Event::Kind::kMessage, std::move(message), {}, Clock::now(), {}, attempt});
+              });
+              connection->set_close_handler([this, i, attempt](const std::string& reason) {
+                inbox_.push(Event{i, Event::Kind::kClosed, {}, reason, Clock::now(), {}, attempt});
+              });
+              inbox_.push(Event{i, Event::Kind::kReady, worker, worker.backend, Clock::now(),
+                                connection->remote_endpoint(), attempt});
+            });
+      });
+}
+
+void Orchestrator::schedule_rejoin(std::size_t i, std::uint32_t attempt) {
+  if (!rejoining_) return;
+  Link& link = links_[i];
+  link.backoff = link.backoff.count() == 0
+                     ? options_.rejoin_backoff
+                     : std::min(link.backoff * 2, options_.rejoin_backoff_max);
+  if (!link.rejoin_timer) link.rejoin_timer = std::make_shared<net::asio::steady_timer>(io_);
+  link.rejoin_timer->expires_after(link.backoff);
+  link.rejoin_timer->async_wait([this, i, attempt](const boost::system::error_code& ec) {
+    if (!ec && rejoining_) open_link(i, attempt, true);
+  });
+}
+
 void Orchestrator::connect(RunResult& result) {
-  for (std::size_t i = 0; i < links_.size(); ++i) {
-    on_io([this, i] {
-      net::async_connect_to(
-          io_, links_[i].config->address, options_.connect_timeout,
-          [this, i](const std::string& error, net::tcp::socket socket) {
-            if (!error.empty()) return inbox_.push(Event{i, Event::Kind::kClosed, {}, error});
-            auto connection = net::Connection::create(std::move(socket), connection_options_,
-                                                      describe(i), buffers_);
-            links_[i].connection = connection;
-            net::start_client_handshake(
-                connection,
-                net::ClientIdentity{options_.name, net::PeerRole::kOrchestrator, cluster_.token},
-                [this, i, connection](const std::string& failure, const net::AuthOk& worker) {
-                  if (!failure.empty())
-                    return inbox_.push(Event{i, Event::Kind::kClosed, {}, failure});
-                  connection->set_message_handler([this, i](net::Message&& message) {
-                    if (std::holds_alternative<net::Heartbeat>(message)) return;
-                    inbox_.push(Event{i, Event::Kind::kMessage, std::move(message), {}});
-                  });
-                  connection->set_close_handler([this, i](const std::string& reason) {
-                    inbox_.push(Event{i, Event::Kind::kClosed, {}, reason});
-                  });
-                  inbox_.push(Event{i, Event::Kind::kReady, worker, worker.backend, Clock::now(),
-                                    connection->remote_endpoint()});
-                });
-          });
-    });
-  }
+  for (std::size_t i = 0; i < links_.size(); ++i) on_io([this, i] { open_link(i, 0, false); });
   const auto deadline = Clock::now() + 2 * options_.connect_timeout;
   std::map<std::string, std::size_t> reached;  // endpoint -> the node that reached it
   for (std::size_t ready = 0; ready < links_.size(); ++ready) {
@@ -219,22 +252,25 @@ void Orchestrator::connect(RunResult& result) {
 }
 
 void Orchestrator::choose_fragments(const Plan& plan, JobLayout& layout) {
-  for (std::size_t i = 0; i < links_.size(); ++i) {
+  for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
+    const Link& link = links_[slots_[slot]];
     try {
-      use_compiled_fragments(plan, layout, static_cast<int>(i), links_[i].config->name,
-                             links_[i].backend, links_[i].device);
+      use_compiled_fragments(plan, layout, static_cast<int>(slot), link.config->name, link.backend,
+                             link.device);
     } catch (const Error& e) {
-      fail(links_[i].config->name, e.what());
+      fail(link.config->name, e.what());
     }
   }
 }
 
 // --- upload ------------------------------------------------------------------------------
-void Orchestrator::upload(const JobLayout& layout, RunResult& result) {
-  std::vector<std::vector<std::size_t>> wanted(links_.size());  // fragment indices per node
-  for (std::size_t node = 0; node < links_.size(); ++node) {
+Orchestrator::UploadCount Orchestrator::upload(const JobLayout& layout) {
+  UploadCount count;
+  std::vector<std::vector<std::size_t>> wanted(links_.size());  // fragment indices per link
+  for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
+    const std::size_t node = slots_[slot];
     std::set<std::string> seen;
-    auto it = layout.assignments.find(static_cast<int>(node));
+    auto it = layout.assignments.find(static_cast<int>(slot));
     if (it == layout.assignments.end()) continue;
     net::HaveQuery query;
     for (const net::FragmentAssignment& a : it->second) {
@@ -264,12 +300,12 @@ void Orchestrator::upload(const JobLayout& layout, RunResult& result) {
       for (std::size_t j = 0; j < fragments.size(); ++j) {
         const WireFragment& wire = layout.fragments[fragments[j]];
         if (reply->have[j] != 0) {
-          ++result.fragments_cached;
+          ++count.cached;
           continue;
         }
         ++uploads;
-        ++result.fragments_uploaded;
-        result.upload_bytes += wire.bytes->size();
+        ++count.uploaded;
+        count.bytes += wire.bytes->size();
         on_io([this, node = event.node, wire] {
           auto& connection = links_[node].connection;
           const std::size_t total = wire.bytes->size();
@@ -291,15 +327,18 @@ void Orchestrator::upload(const JobLayout& layout, RunResult& result) {
                " during the upload");
     }
   }
+  return count;
 }
 
 // --- load --------------------------------------------------------------------------------
 void Orchestrator::load(const JobLayout& layout) {
   std::vector<net::PeerAddress> peers;
-  for (const Link& link : links_) peers.push_back({link.config->name, link.config->address});
+  for (const std::size_t link : slots_)
+    peers.push_back({links_[link].config->name, links_[link].config->address});
   std::size_t pending = 0;
-  for (std::size_t node = 0; node < links_.size(); ++node) {
-    auto it = layout.assignments.find(static_cast<int>(node));
+  for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
+    const std::size_t node = slots_[slot];
+    auto it = layout.assignments.find(static_cast<int>(slot));
     if (it == layout.assignments.end()) continue;
     send(node, net::Load{job_, links_[node].config->name,
                          static_cast<std::uint32_t>(options_.inflight), peers, it->second,
@@ -320,39 +359,50 @@ void Orchestrator::load(const JobLayout& layout) {
 }
 
 // --- stream ------------------------------------------------------------------------------
-void Orchestrator::send_frame(std::uint64_t frame, const JobLayout& layout,
-                              const std::vector<std::shared_ptr<const QTensor>>& inputs) {
-  flights_[frame] = Flight{Clock::now(), {}, 0};
-  on_io([this, frame, &layout, inputs] {
-    for (const InputRoute& route : layout.inputs) {
+void Orchestrator::send_inputs(std::uint64_t frame) {
+  on_io([this, frame, job = job_, layout = layout_,
+         inputs = input_sets_[frame % input_sets_.size()]] {
+    for (const InputRoute& route : layout->inputs) {
       const net::Target& target = route.target_for(frame);
       const std::size_t node = node_index(target.node);
       input_bytes_ += links_[node].connection->send_tensor(
-          job_, frame, target.slot, route.destination.index, inputs[route.model_input]);
+          job, frame, target.slot, route.destination.index, inputs[route.model_input]);
     }
   });
 }
 
-void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& result) {
+void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> layout,
+                          RunResult& result) {
+  layout_ = std::move(layout);
+  result_ = &result;
   frame_cycle_ = frame_cycle(plan);
   const std::size_t outputs = plan.model_outputs.size();
   const auto frames = static_cast<std::uint64_t>(options_.frames);
+  frames_total_ = frames;
   // A few distinct input sets, cycled (frame f uses seed + f % 4); set 0 is exactly what
   // `exec --seed` feeds.
   const std::uint64_t sets = std::min<std::uint64_t>(frames, 4);
-  std::vector<std::vector<std::shared_ptr<const QTensor>>> input_sets(sets);
+  input_sets_.assign(sets, {});
   for (std::uint64_t s = 0; s < sets; ++s)
     for (const PlanTensor& t : plan.model_inputs)
-      input_sets[s].push_back(std::make_shared<const QTensor>(
+      input_sets_[s].push_back(std::make_shared<const QTensor>(
           random_qtensor(t.name, t.shape, t.fix_point, options_.seed + s)));
   result.output_sha256.assign(outputs, "");
   result.first_outputs.assign(outputs, QTensor{});
   if (options_.hash_every_frame)
     result.frame_output_sha256.assign(frames, std::vector<std::string>(outputs));
   latencies_ms_.reserve(std::min<std::uint64_t>(frames, std::uint64_t{1} << 20));
+  // Frames are delivered in frame order: one that completes early waits for those before it.
+  std::set<std::uint64_t> waiting_delivery;
+  std::uint64_t next_delivery = 0;
 
-  std::uint64_t next_frame = 0;
+  next_frame_ = 0;
   stream_start_ = Clock::now();
+  result.stream_start_unix_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  last_completion_ = stream_start_;
+  streaming_ = true;
+  prepare_ahead();
   const std::uint64_t cpu_start = net::process_cpu_ns();
   // Server: the frames' arrival times, a Poisson process from the stream's start.
   const bool server = options_.arrival_fps > 0;
@@ -361,80 +411,118 @@ void Orchestrator::stream(const Plan& plan, const JobLayout& layout, RunResult& 
     for (const auto offset : poisson_arrivals(options_.arrival_fps, frames, options_.seed))
       arrivals.push_back(stream_start_ + offset);
   auto launch = [&] {
-    send_frame(next_frame, layout, input_sets[next_frame % sets]);
-    if (server) flights_[next_frame].start = arrivals[next_frame];  // latency from arrival
-    ++next_frame;
+    // Latency counts from the frame's arrival (Server), else from its send.
+    flights_[next_frame_] = Flight{server ? arrivals[next_frame_] : Clock::now(), {}, 0};
+    send_inputs(next_frame_);
+    ++next_frame_;
   };
-  auto room = [&] { return flights_.size() < static_cast<std::size_t>(options_.inflight); };
-  if (!server)
-    while (next_frame < frames && room()) launch();
-  while (!flights_.empty() || (server && next_frame < frames)) {
-    if (server) {
-      // Arrived frames are sent while the window has room (the workers' queues hold
-      // `inflight` frames); the others wait at the head node, their latency running.
-      while (next_frame < frames && arrivals[next_frame] <= Clock::now() && room()) launch();
-      if (flights_.empty()) {
-        if (next_frame < frames) std::this_thread::sleep_until(arrivals[next_frame]);
+  // A returned node joins at a frame boundary: no frame is launched until those in flight
+  // are done.
+  auto room = [&] {
+    return flights_.size() < static_cast<std::size_t>(options_.inflight) && !any_returned();
+  };
+  auto fill = [&] {
+    if (!server)
+      while (next_frame_ < frames && room()) launch();
+  };
+  fill();
+  while (!flights_.empty() || next_frame_ < frames) {
+    try {
+      if (flights_.empty() && any_returned()) {
+        readmit();
+        fill();
         continue;
       }
-    }
-    const Clock::time_point deadline = flights_.begin()->second.start + options_.frame_timeout;
-    const std::string waiting_for =
-        "frame " + std::to_string(flights_.begin()->first) + " to complete";
-    Event event;
-    if (server && next_frame < frames && room() && arrivals[next_frame] < deadline) {
-      // Short steps, as next() takes them, so a stop signal is noticed between arrivals.
-      std::optional<Event> popped =
-          inbox_.pop(std::min(arrivals[next_frame], Clock::now() + kStopPoll));
-      if (!popped) {
-        if (options_.stop_signal != nullptr && options_.stop_signal->load() != 0)
-          event = next(deadline, waiting_for);  // fails: interrupted
-        continue;                               // the next frame arrives
+      if (server) {
+        // Arrived frames are sent while the window has room (the workers' queues hold
+        // `inflight` frames); the others wait at the head node, their latency running.
+        while (next_frame_ < frames && arrivals[next_frame_] <= Clock::now() && room()) launch();
+        if (flights_.empty()) {
+          if (next_frame_ < frames) std::this_thread::sleep_until(arrivals[next_frame_]);
+          continue;
+        }
       }
-      event = checked(std::move(*popped));
-    } else {
-      event = next(deadline, waiting_for);
+      const Clock::time_point deadline = flights_.begin()->second.start + options_.frame_timeout;
+      const std::string waiting_for =
+          "frame " + std::to_string(flights_.begin()->first) + " to complete";
+      Event event;
+      if (server && next_frame_ < frames && room() && arrivals[next_frame_] < deadline) {
+        // Short steps, as next() takes them, so a stop signal is noticed between arrivals.
+        std::optional<Event> popped =
+            inbox_.pop(std::min(arrivals[next_frame_], Clock::now() + kStopPoll));
+        if (!popped) {
+          if (options_.stop_signal != nullptr && options_.stop_signal->load() != 0)
+            event = next(deadline, waiting_for);  // fails: interrupted
+          continue;                               // the next frame arrives
+        }
+        std::optional<Event> kept = screened(std::move(*popped));
+        if (!kept) continue;
+        event = checked(std::move(*kept));
+      } else {
+        event = next(deadline, waiting_for);
+      }
+      auto* tensor = std::get_if<net::TensorMsg>(&event.message);
+      const std::string& name = links_[event.node].config->name;
+      if (tensor == nullptr)
+        fail(name, describe(event.node) + " sent " +
+                       std::string(net::message_type_name(net::type_of(event.message))) +
+                       " while frames were running");
+      auto flight = flights_.find(tensor->frame);
+      if (tensor->job != job_ || tensor->slot != net::kOrchestratorSlot ||
+          flight == flights_.end() || tensor->index >= outputs ||
+          (!flight->second.received.empty() && flight->second.received[tensor->index]))
+        fail(name, describe(event.node) + " sent an unexpected output (frame " +
+                       std::to_string(tensor->frame) + ", output " + std::to_string(tensor->index) +
+                       ")");
+      const PlanTensor& want = plan.model_outputs[tensor->index];
+      if (tensor->tensor.shape != want.shape || tensor->tensor.fix_point != want.fix_point)
+        fail(name, describe(event.node) + ": output '" + want.name + "' of frame " +
+                       std::to_string(tensor->frame) + " is " + shape_text(tensor->tensor.shape) +
+                       " fix_point " + std::to_string(tensor->tensor.fix_point) +
+                       ", the plan says " + shape_text(want.shape) + " fix_point " +
+                       std::to_string(want.fix_point));
+      // A timing-only backend's zeros get no hash.
+      const std::string hash = tensor->tensor.computed ? sha256_hex(tensor->tensor) : "";
+      if (options_.hash_every_frame)
+        result.frame_output_sha256[tensor->frame][tensor->index] = hash;
+      if (tensor->frame == 0) {
+        result.output_sha256[tensor->index] = hash;
+        tensor->tensor.name = want.name;
+        result.first_outputs[tensor->index] = std::move(tensor->tensor);
+      } else {
+        buffers_->give(std::move(tensor->tensor.data));
+      }
+      Flight& f = flight->second;
+      if (f.received.empty()) f.received.assign(outputs, false);
+      f.received[tensor->index] = true;
+      if (++f.count < outputs) continue;
+      latencies_ms_.push_back(
+          std::chrono::duration<double, std::milli>(event.at - f.start).count());
+      stream_end_ = event.at;
+      completions_.push_back(event.at);
+      if (open_event_) {  // the first frame on the plan a loss or return switched to
+        NodeEvent& switched = result.node_events[*open_event_];
+        switched.first_frame_s = since_start(event.at) - switched.detected_s;
+        switched.outage_s = since_start(event.at) - outage_from_s_;
+        open_event_.reset();
+      }
+      last_completion_ = event.at;
+      waiting_delivery.insert(flight->first);
+      flights_.erase(flight);
+      ++result.frames_completed;
+      while (!waiting_delivery.empty() && *waiting_delivery.begin() == next_delivery) {
+        waiting_delivery.erase(waiting_delivery.begin());
+        if (options_.hash_every_frame)
+          result.delivery_order.push_back(static_cast<std::int64_t>(next_delivery));
+        ++next_delivery;
+      }
+      if (!server && next_frame_ < frames && room()) launch();
+    } catch (const NodeLost& lost) {
+      recover(lost);  // the frames in flight are re-sent on the new plan
+      fill();
     }
-    auto* tensor = std::get_if<net::TensorMsg>(&event.message);
-    const std::string& name = links_[event.node].config->name;
-    if (tensor == nullptr)
-      fail(name, describe(event.node) + " sent " +
-                     std::string(net::message_type_name(net::type_of(event.message))) +
-                     " while frames were running");
-    auto flight = flights_.find(tensor->frame);
-    if (tensor->job != job_ || tensor->slot != net::kOrchestratorSlot || flight == flights_.end() ||
-        tensor->index >= outputs ||
-        (!flight->second.received.empty() && flight->second.received[tensor->index]))
-      fail(name, describe(event.node) + " sent an unexpected output (frame " +
-                     std::to_string(tensor->frame) + ", output " + std::to_string(tensor->index) +
-                     ")");
-    const PlanTensor& want = plan.model_outputs[tensor->index];
-    if (tensor->tensor.shape != want.shape || tensor->tensor.fix_point != want.fix_point)
-      fail(name, describe(event.node) + ": output '" + want.name + "' of frame " +
-                     std::to_string(tensor->frame) + " is " + shape_text(tensor->tensor.shape) +
-                     " fix_point " + std::to_string(tensor->tensor.fix_point) + ", the plan says " +
-                     shape_text(want.shape) + " fix_point " + std::to_string(want.fix_point));
-    // A timing-only backend's zeros get no hash.
-    const std::string hash = tensor->tensor.computed ? sha256_hex(tensor->tensor) : "";
-    if (options_.hash_every_frame) result.frame_output_sha256[tensor->frame][tensor->index] = hash;
-    if (tensor->frame == 0) {
-      result.output_sha256[tensor->index] = hash;
-      tensor->tensor.name = want.name;
-      result.first_outputs[tensor->index] = std::move(tensor->tensor);
-    } else {
-      buffers_->give(std::move(tensor->tensor.data));
-    }
-    Flight& f = flight->second;
-    if (f.received.empty()) f.received.assign(outputs, false);
-    f.received[tensor->index] = true;
-    if (++f.count < outputs) continue;
-    latencies_ms_.push_back(std::chrono::duration<double, std::milli>(event.at - f.start).count());
-    stream_end_ = event.at;
-    completions_.push_back(event.at);
-    flights_.erase(flight);
-    ++result.frames_completed;
-    if (!server && next_frame < frames) launch();
   }
+  // streaming_ stays set: a node lost while the statistics are collected is no failure.
   stream_cpu_ns_ = net::process_cpu_ns() - cpu_start;
 }
 
@@ -448,6 +536,7 @@ void Orchestrator::summarize(RunResult& result) const {
   result.steady_fps = steady > 0 ? steady : result.throughput_fps;
   std::vector<double> sorted = latencies_ms_;
   std::sort(sorted.begin(), sorted.end());
+  measure_events(result);
   // Nearest rank: the smallest latency at least p % of the frames do not exceed.
   auto percentile = [&](double p) {
     const auto rank =
@@ -467,20 +556,27 @@ void Orchestrator::summarize(RunResult& result) const {
 }
 
 // --- stats and goodbye -------------------------------------------------------------------
-void Orchestrator::collect_stats(const JobLayout& layout, RunResult& result) {
-  std::size_t pending = 0;
-  for (std::size_t node = 0; node < links_.size(); ++node) {
-    if (layout.assignments.count(static_cast<int>(node)) == 0) continue;
-    send(node, net::StatsRequest{job_});
-    ++pending;
+void Orchestrator::collect_stats(RunResult& result) {
+  std::set<std::size_t> pending;  // links
+  for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
+    if (layout_->assignments.count(static_cast<int>(slot)) == 0) continue;
+    send(slots_[slot], net::StatsRequest{job_});
+    pending.insert(slots_[slot]);
   }
   std::uint64_t wire_bytes = input_bytes_.load();
   const auto deadline = Clock::now() + kStatsTimeout;
-  while (pending > 0) {
-    const Event event = next(deadline, "the nodes' statistics");
+  while (!pending.empty()) {
+    Event event;
+    try {
+      event = next(deadline, "the nodes' statistics");
+    } catch (const NodeLost& lost) {  // after the last frame: the node just gives no figures
+      if (!lost.stays) mark_lost(lost);
+      pending.erase(lost.link);
+      continue;
+    }
     const auto* stats = std::get_if<net::Stats>(&event.message);
-    if (stats == nullptr) continue;  // a late message of the stream
-    --pending;
+    if (stats == nullptr || stats->job != job_) continue;  // a late message of the stream
+    pending.erase(event.node);
     NodeResult& node = result.nodes[event.node];
     node.backend = links_[event.node].backend;
     for (const net::FragmentStats& f : stats->fragments) {
@@ -500,19 +596,27 @@ void Orchestrator::collect_stats(const JobLayout& layout, RunResult& result) {
 }
 
 void Orchestrator::finish() {
-  for (std::size_t node = 0; node < links_.size(); ++node) {
-    on_io([this, node] {
-      auto& connection = links_[node].connection;
+  rejoining_ = false;  // a node still lost stays so
+  std::promise<std::size_t> open_promise;
+  std::future<std::size_t> open_future = open_promise.get_future();
+  on_io([this, &open_promise] {
+    std::size_t open = 0;
+    for (Link& link : links_) {
+      if (link.rejoin_timer) link.rejoin_timer->cancel();
+      if (!link.connection || !link.connection->is_open()) continue;
       if (options_.shutdown_workers)
-        connection->send(net::Shutdown{});
+        link.connection->send(net::Shutdown{});
       else
-        connection->send(net::Unload{job_});
-      connection->close_after_flush("run finished");
-    });
-  }
+        link.connection->send(net::Unload{job_});
+      link.connection->close_after_flush("run finished");
+      ++open;
+    }
+    open_promise.set_value(open);
+  });
   // Wait (briefly) until every goodbye is written.
-  std::size_t open = links_.size();
   const auto deadline = Clock::now() + kGoodbyeTimeout;
+  if (open_future.wait_until(deadline) != std::future_status::ready) return;
+  std::size_t open = open_future.get();
   while (open > 0) {
     const auto event = inbox_.pop(deadline);
     if (!event) break;
@@ -550,30 +654,37 @@ RunResult run_on_cluster(const Plan& plan, const std::filesystem::path& plan_dir
   if (options.inflight < 1) throw Error("--inflight must be at least 1");
   std::vector<std::string> names;
   for (const NodeConfig& node : cluster.nodes) names.push_back(node.name);
-  JobLayout layout = make_job_layout(plan, plan_dir, names);
+  auto layout = std::make_shared<JobLayout>(make_job_layout(plan, plan_dir, names));
+  if (options.on_node_loss == OnNodeLoss::Replan && !options.replanner)
+    throw Error("--on-node-loss replan needs a planner");
 
   RunResult result;
   result.frames_requested = options.frames;
   result.inflight = options.inflight;
+  result.on_node_loss = std::string(on_node_loss_name(options.on_node_loss));
   for (int i = 0; i < plan.nodes; ++i) {
     const NodeConfig& config = cluster.nodes[static_cast<std::size_t>(i)];
     NodeResult node;
     node.name = config.name;
     node.address = config.address;
     node.backend = config.backend;
-    if (auto it = layout.fragment_names.find(i); it != layout.fragment_names.end())
+    if (auto it = layout->fragment_names.find(i); it != layout->fragment_names.end())
       node.fragments = it->second;
     result.nodes.push_back(std::move(node));
   }
   Orchestrator orchestrator(cluster, options, plan.nodes);
   try {
+    orchestrator.set_full_plan(plan, plan_dir, *layout);
     orchestrator.connect(result);
-    orchestrator.choose_fragments(plan, layout);
-    orchestrator.upload(layout, result);
-    orchestrator.load(layout);
+    orchestrator.choose_fragments(plan, *layout);
+    const auto uploaded = orchestrator.upload(*layout);
+    result.upload_bytes = uploaded.bytes;
+    result.fragments_uploaded = uploaded.uploaded;
+    result.fragments_cached = uploaded.cached;
+    orchestrator.load(*layout);
     orchestrator.stream(plan, layout, result);
     orchestrator.summarize(result);
-    orchestrator.collect_stats(layout, result);
+    orchestrator.collect_stats(result);
     orchestrator.finish();
     result.complete = true;
   } catch (const RunFailure& failure) {

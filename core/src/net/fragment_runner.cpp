@@ -12,7 +12,8 @@ FragmentRunner::FragmentRunner(FragmentAssignment assignment, std::unique_ptr<Ba
                                std::vector<QTensor> input_specs, std::size_t output_count)
     : assignment_(std::move(assignment)),
       backend_(std::move(backend)),
-      specs_(std::move(input_specs)) {
+      specs_(std::move(input_specs)),
+      output_count_(output_count) {
   if (assignment_.outputs.size() != output_count)
     throw ProtocolError(ErrorCode::kBadFragment, "fragment '" + assignment_.name + "' has " +
                                                      std::to_string(output_count) +
@@ -110,6 +111,14 @@ void FragmentRunner::forget(std::uint64_t frame) {
 
 FragmentStats FragmentRunner::stats() const {
   return FragmentStats{assignment_.slot, frames_, busy_ns_, max_queue_, cpu_ns_};
+}
+
+}  // namespace dpushard::net
+
+namespace dpushard::net {
+
+PreparedFragment FragmentRunner::release(int threads) {
+  return PreparedFragment{std::move(backend_), std::move(specs_), output_count_, threads};
 }
 
 }  // namespace dpushard::net

@@ -13,6 +13,7 @@
 #include "buffer_pool.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/protocol.hpp"
+#include "prepared_fragments.hpp"
 
 namespace dpushard::net {
 
@@ -47,6 +48,11 @@ class FragmentRunner {
   void forget(std::uint64_t frame);
 
   FragmentStats stats() const;
+  // Whether a frame is computing on the pool (the backend is in use).
+  bool running() const { return running_; }
+  // The loaded backend and what it was loaded with, for a later job (prepared_fragments.hpp);
+  // the runner is unusable afterwards. Only when !running().
+  PreparedFragment release(int threads);
 
  private:
   struct Waiting {
@@ -57,6 +63,7 @@ class FragmentRunner {
   FragmentAssignment assignment_;
   std::unique_ptr<Backend> backend_;
   std::vector<QTensor> specs_;
+  std::size_t output_count_ = 0;
   std::map<std::uint64_t, Waiting> waiting_;
   std::map<std::uint64_t, ReadyFrame> ready_;
   bool running_ = false;

@@ -17,8 +17,12 @@
 
 namespace dpushard::net {
 
-Job::Job(WorkerContext& ctx, Load load, std::shared_ptr<Connection> orchestrator)
-    : ctx_(ctx), load_(std::move(load)), orchestrator_(std::move(orchestrator)) {}
+Job::Job(WorkerContext& ctx, Load load, std::shared_ptr<Connection> orchestrator,
+         std::shared_ptr<PreparedFragments> prepared)
+    : ctx_(ctx),
+      load_(std::move(load)),
+      orchestrator_(std::move(orchestrator)),
+      prepared_(std::move(prepared)) {}
 
 namespace {
 
@@ -55,14 +59,28 @@ void Job::start(std::function<void(ErrorCode, const std::string&)> done) {
                             std::to_string(ctx_.options.queue_capacity));
   const int per_fragment = std::max<int>(
       1, ctx_.options.threads / std::max<int>(1, static_cast<int>(load_.fragments.size())));
+  threads_per_fragment_ = per_fragment;
+  // Fragments the previous job of this connection left loaded (a plan switch) are reused.
+  auto reused = std::make_shared<std::vector<std::optional<PreparedFragment>>>();
+  for (const FragmentAssignment& fragment : load_.fragments)
+    reused->push_back(prepared_ ? prepared_->take(fragment.sha, per_fragment) : std::nullopt);
+  for (const auto& kept : *reused)
+    if (kept) ++reused_fragments_;
   auto self = shared_from_this();
   // Parsing and preparing fragments can take seconds: never on the io thread.
-  asio::post(ctx_.pool, [self, per_fragment] {
+  asio::post(ctx_.pool, [self, per_fragment, reused] {
     std::vector<std::unique_ptr<FragmentRunner>> runners;
     ErrorCode code = ErrorCode::kBadFragment;
     std::string error;
     try {
-      for (const FragmentAssignment& fragment : self->load_.fragments) {
+      for (std::size_t k = 0; k < self->load_.fragments.size(); ++k) {
+        const FragmentAssignment& fragment = self->load_.fragments[k];
+        if (auto& kept = (*reused)[k]) {
+          runners.push_back(std::make_unique<FragmentRunner>(fragment, std::move(kept->backend),
+                                                             std::move(kept->input_specs),
+                                                             kept->output_count));
+          continue;
+        }
         refuse_fragments_that_cannot_fit(fragment, self->ctx_.cache.path_of(fragment.sha));
         const std::string bytes = self->ctx_.cache.read_verified(fragment.sha);
         const std::string origin =
@@ -242,7 +260,11 @@ void Job::on_computed(FragmentRunner& runner, std::uint64_t frame, std::vector<Q
                       std::uint64_t cpu_ns) {
   runner.finished(busy_ns, cpu_ns);
   ctx_.counters.frames_computed.fetch_add(1, std::memory_order_relaxed);
-  if (closed_) return;
+  if (closed_) {
+    if (handing_over_.erase(runner.assignment().slot) != 0)
+      prepared_->deliver(runner.assignment().sha, runner.release(threads_per_fragment_));
+    return;
+  }
   if (!error.empty())
     report(frame, code, load_.node,
            "fragment '" + runner.name() + "' frame " + std::to_string(frame) + ": " + error);
@@ -315,15 +337,23 @@ Stats Job::stats() const {
   return stats;
 }
 
-std::size_t Job::close() {
+std::size_t Job::close(bool keep_prepared) {
   if (closed_) return 0;
   closed_ = true;
   std::size_t dropped = 0;
-  for (auto& [slot, runner] : runners_)
+  for (auto& [slot, runner] : runners_) {
     for (QTensor& tensor : runner->drain()) {
       ctx_.buffers->give(std::move(tensor.data));
       ++dropped;
     }
+    if (!keep_prepared || !prepared_) continue;
+    if (!runner->running()) {
+      prepared_->keep(runner->assignment().sha, runner->release(threads_per_fragment_));
+    } else {  // its backend is busy on the pool: handed on in on_computed
+      prepared_->expect();
+      handing_over_.insert(slot);
+    }
+  }
   for (auto& [node, connection] : peers_) connection->close_after_flush("job finished");
   peers_.clear();
   on_started_ = nullptr;

@@ -7,17 +7,21 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "fragment_runner.hpp"
+#include "prepared_fragments.hpp"
 #include "worker_context.hpp"
 
 namespace dpushard::net {
 
 class Job : public std::enable_shared_from_this<Job> {
  public:
-  Job(WorkerContext& ctx, Load load, std::shared_ptr<Connection> orchestrator);
+  // `prepared`: fragments an earlier job of the same connection left loaded (may be null).
+  Job(WorkerContext& ctx, Load load, std::shared_ptr<Connection> orchestrator,
+      std::shared_ptr<PreparedFragments> prepared = nullptr);
 
   std::uint64_t id() const { return load_.job; }
   // Loads the fragments from the cache (on the compute pool), then connects to and
@@ -28,9 +32,13 @@ class Job : public std::enable_shared_from_this<Job> {
   // worker itself. Errors are reported to the orchestrator as FRAME_ERROR.
   void on_tensor(TensorMsg&& message);
   Stats stats() const;
-  // Drops the queued frames and closes the peer connections; idempotent.
+  // Fragments taken loaded from the previous job of the connection (PreparedFragments).
+  std::size_t reused_fragments() const { return reused_fragments_; }
+  // Drops the queued frames and closes the peer connections; idempotent. With
+  // `keep_prepared`, the loaded fragments go to the connection's PreparedFragments for the
+  // next job (one still computing a frame when that frame is done).
   // Returns how many queued inputs it dropped (frames that will not complete here).
-  std::size_t close();
+  std::size_t close(bool keep_prepared = false);
 
  private:
   void on_fragments_loaded(std::vector<std::unique_ptr<FragmentRunner>> runners, ErrorCode code,
@@ -51,6 +59,10 @@ class Job : public std::enable_shared_from_this<Job> {
   WorkerContext& ctx_;
   Load load_;
   std::shared_ptr<Connection> orchestrator_;
+  std::shared_ptr<PreparedFragments> prepared_;
+  int threads_per_fragment_ = 1;
+  std::size_t reused_fragments_ = 0;
+  std::set<std::uint32_t> handing_over_;  // slots whose backend goes to prepared_ when done
   std::map<std::uint32_t, std::unique_ptr<FragmentRunner>> runners_;
   std::map<std::string, std::shared_ptr<Connection>> peers_;
   std::size_t peers_pending_ = 0;

@@ -2,6 +2,8 @@
 
 #include "session.hpp"
 
+#include <string_view>
+
 #include "dpushard/sha256.hpp"
 #include "handshake.hpp"
 #include "job.hpp"
@@ -108,6 +110,19 @@ void Session::on_upload(UploadChunk&& chunk) {
 }
 
 void Session::on_load(Load&& load) {
+  // A fragment of the job just unloaded may still be computing its last frame (one
+  // frame's time): the LOAD waits for it, so it can be reused, up to kHandoverWait.
+  if (prepared_->pending() > 0 && load_waited_ < kHandoverWait) {
+    load_waited_ += kHandoverPoll;
+    auto timer = std::make_shared<asio::steady_timer>(ctx_.io, kHandoverPoll);
+    std::weak_ptr<Session> weak = shared_from_this();
+    timer->async_wait(
+        [weak, timer, load = std::move(load)](const boost::system::error_code&) mutable {
+          if (auto self = weak.lock()) self->on_load(std::move(load));
+        });
+    return;
+  }
+  load_waited_ = {};
   const std::uint64_t id = load.job;
   if (ctx_.jobs.count(id) != 0)
     return connection_->send(
@@ -122,15 +137,19 @@ void Session::on_load(Load&& load) {
   if (load.link_bits_per_s > 0)
     ctx_.log->info("event=link_paced job={:016x} bits_per_s={} latency_us={}", id,
                    load.link_bits_per_s, load.link_latency_us);
-  auto job = std::make_shared<Job>(ctx_, std::move(load), connection_);
+  auto job = std::make_shared<Job>(ctx_, std::move(load), connection_, prepared_);
   ctx_.jobs[id] = job;
   jobs_.insert(id);
   std::weak_ptr<Session> weak = shared_from_this();
-  job->start([weak, id, node](ErrorCode code, const std::string& error) {
+  std::weak_ptr<Job> weak_job = job;
+  job->start([weak, weak_job, id, node](ErrorCode code, const std::string& error) {
     auto self = weak.lock();
     if (!self) return;
+    self->prepared_->clear();  // the job took what it reuses
     if (error.empty()) {
-      self->ctx_.log->info("event=loaded job={:016x}", id);
+      const auto started = weak_job.lock();
+      self->ctx_.log->info("event=loaded job={:016x} reused_fragments={}", id,
+                           started ? started->reused_fragments() : 0);
       return self->connection_->send(Loaded{id});
     }
     self->ctx_.log->warn("event=load_failed job={:016x} code={} error=\"{}\"", id,
@@ -143,7 +162,9 @@ void Session::on_load(Load&& load) {
 void Session::on_unload(std::uint64_t id, const char* cause) {
   auto it = ctx_.jobs.find(id);
   if (it == ctx_.jobs.end() || jobs_.count(id) == 0) return;  // already gone: nothing to do
-  const std::size_t dropped = it->second->close();
+  // Ended by UNLOAD, the orchestrator may load a job that runs the same fragments next.
+  const bool keep = std::string_view(cause) == "UNLOAD";
+  const std::size_t dropped = it->second->close(keep);
   ctx_.log->info("event=unloaded job={:016x} cause=\"{}\" queued_inputs_dropped={}", id, cause,
                  dropped);
   ctx_.jobs.erase(it);
@@ -179,6 +200,7 @@ void Session::on_stats(std::uint64_t id) {
 
 void Session::on_closed(const std::string& reason) {
   for (std::uint64_t id : std::set<std::uint64_t>(jobs_)) on_unload(id, "connection closed");
+  prepared_->clear();
   uploads_.clear();
   const auto sent = connection_->sent_error();
   if (sent && *sent != ErrorCode::kShuttingDown) {

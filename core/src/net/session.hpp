@@ -3,6 +3,7 @@
 // role allows (an orchestrator drives uploads, jobs and stats; a peer worker only sends
 // tensors). A protocol violation drops this connection and nothing else.
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "fragment_cache.hpp"
+#include "prepared_fragments.hpp"
 #include "worker_context.hpp"
 
 namespace dpushard::net {
@@ -42,6 +44,11 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string peer_name_;
   std::map<Digest, std::unique_ptr<FragmentCache::Upload>> uploads_;
   std::set<std::uint64_t> jobs_;  // loaded through this connection
+  // What a job ended by UNLOAD left loaded, for the next LOAD (a plan switch).
+  std::shared_ptr<PreparedFragments> prepared_ = std::make_shared<PreparedFragments>();
+  static constexpr std::chrono::milliseconds kHandoverPoll{2};
+  static constexpr std::chrono::milliseconds kHandoverWait{1000};
+  std::chrono::milliseconds load_waited_{0};
 };
 
 }  // namespace dpushard::net
