@@ -40,12 +40,12 @@ test_packages=(
 )
 
 # The aarch64 cross build for the KV260 (scripts/cross-aarch64.sh, docs/aarch64.md): Debian's
-# cross compiler, qemu-user to run its tests, and arm64 libraries installed beside the host's.
+# GCC 11 cross compiler (Ubuntu 22.04's GCC, so what builds here builds on the board), qemu-user to run its tests, and arm64 libraries installed beside the host's.
 # Debian 12 cannot install libdnnl-dev, libonnx-dev or libyaml-cpp-dev for arm64 beside the
 # amd64 ones: the cpu backend and ONNX import are off there, and yaml-cpp is its runtime
 # library with the host's headers (cmake/cross.cmake).
 aarch64_packages=(
-  g++-aarch64-linux-gnu qemu-user
+  g++-11-aarch64-linux-gnu qemu-user
   libyaml-cpp0.7:arm64 libprotobuf-dev:arm64 libboost-dev:arm64 libspdlog-dev:arm64
   libfmt-dev:arm64 libssl-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64
 )

@@ -10,8 +10,12 @@
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 
-set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
-set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
+# GCC 11, the compiler of Ubuntu 22.04 (the Kria image): what builds here builds on the
+# board, and the binary needs no libstdc++ newer than the board's. DPUSHARD_CROSS_GCC_SUFFIX=""
+# takes Debian's default cross compiler (GCC 12) instead.
+set(DPUSHARD_CROSS_GCC_SUFFIX "-11" CACHE STRING "Suffix of the aarch64 cross compiler's name (-11: GCC 11)")
+set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc${DPUSHARD_CROSS_GCC_SUFFIX})
+set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++${DPUSHARD_CROSS_GCC_SUFFIX})
 # Debian's multiarch layout: arm64 libraries and their CMake configs live in
 # /usr/lib/aarch64-linux-gnu, headers in /usr/include (shared) and /usr/include/aarch64-linux-gnu.
 set(CMAKE_LIBRARY_ARCHITECTURE aarch64-linux-gnu)
