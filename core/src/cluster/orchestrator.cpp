@@ -442,8 +442,7 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
     for (const auto offset : poisson_arrivals(options_.arrival_fps, frames, options_.seed))
       arrivals.push_back(stream_start_ + offset);
   auto launch = [&] {
-    // Latency counts from the frame's arrival (Server), else from its send.
-    Flight flight{server ? arrivals[next_frame_] : Clock::now(), {}, 0, {}, {}};
+    Flight flight;
     if (options_.frame_inputs) {
       try {
         flight.inputs = checked_inputs(plan, options_.frame_inputs(next_frame_));
@@ -456,6 +455,8 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
         return;
       }
     }
+    // Latency counts from the frame's arrival (Server), else from its send (its input read).
+    flight.start = server ? arrivals[next_frame_] : Clock::now();
     flights_[next_frame_] = std::move(flight);
     send_inputs(next_frame_);
     ++next_frame_;
