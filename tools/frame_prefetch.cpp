@@ -29,6 +29,9 @@ Frame FramePrefetch::take(std::size_t index) {
     throw std::logic_error("FramePrefetch: frame " + std::to_string(index) + " taken, expected " +
                            std::to_string(next_take_));
   top_up();
+  if (ahead_.empty())
+    throw std::logic_error("FramePrefetch: frame " + std::to_string(index) + " of " +
+                           std::to_string(source_.size()));
   std::future<Frame> next = std::move(ahead_.front());
   ahead_.pop_front();
   ++next_take_;
