@@ -1,5 +1,6 @@
 // dpushard run PLAN_DIR --local [--backend ref|cpu] [--input PATH ... | --seed S]
 //                               [--output DIR [--float] [--top-k K]] [--threads T] [--json]
+// (and --cluster C with the same --input/--output: tools/run_cluster.cpp)
 // Runs a split plan's fragments in plan order in this process and reports the model's
 // outputs exactly as `dpushard exec` does, so their sha256 can be compared with the whole
 // model's. Inputs are seeded random int8 tensors, or one path per model input as `exec
@@ -129,8 +130,8 @@ Command add_run_command(CLI::App& app) {
                    ->capture_default_str()
                    ->check(CLI::NonNegativeNumber);
   sub->add_option("--input", o.inputs,
-                  "--local: one path per model input: a .npy (one frame or a batch), an image, "
-                  "or a folder of them (as exec --input)")
+                  "One path per model input: a .npy (one frame or a batch), an image, or a "
+                  "folder of them (as exec --input)")
       ->excludes(seed);
   add_output_options(*sub, o.output);
   sub->add_option("--threads", o.threads, "Worker threads for backends that use them")
@@ -138,13 +139,15 @@ Command add_run_command(CLI::App& app) {
       ->check(CLI::Range(1, 1024));
   sub->add_flag("--json", o.json, "Print the result as one JSON object on stdout");
   const auto cluster = add_cluster_run_options(*sub);  // --cluster: tools/run_cluster.cpp
-  return {sub, [options, cluster] {
-            if (!cluster->cluster_file.empty() && !options->inputs.empty())
-              throw UsageError("run: --input works with --local only (cluster runs use --seed)");
-            if (!cluster->cluster_file.empty() && !options->output.dir.empty())
-              throw UsageError("run: --output works with --local only (for now)");
-            if (!cluster->cluster_file.empty())
-              return run_cluster(options->plan_dir, *cluster, options->seed, options->json);
+  return {sub, [sub, options, cluster] {
+            if (!cluster->cluster_file.empty()) {
+              if (!options->inputs.empty() && sub->count("--frames") > 0)
+                throw UsageError("run: --frames and --input: the frames are the input's");
+              if (options->inputs.empty() && !options->output.dir.empty())
+                throw UsageError("run: --output with --cluster needs --input");
+              return run_cluster(options->plan_dir, *cluster, options->seed, options->json,
+                                 options->inputs, options->output);
+            }
             return run_run(*options);
           }};
 }

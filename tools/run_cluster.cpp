@@ -1,5 +1,6 @@
 // `dpushard run PLAN_DIR --cluster cluster.yaml [--frames N] [--inflight K] [--out FILE]`:
-// streams frames through the workers of cluster.yaml and reports latency percentiles,
+// [--input X [--output DIR]]: streams frames (seeded, or those of --input as exec reads
+// them) through the workers of cluster.yaml and reports latency percentiles,
 // throughput, per-node busy time, bytes on the wire per frame and the sha256 of frame 0's
 // outputs (the frame `dpushard exec --seed S` computes). A failed run exits non-zero
 // naming the node and frame; a results file is still written, marked incomplete.
@@ -11,10 +12,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <random>
 #include <sstream>
 
 #include "cli_common.hpp"
+#include "cluster_frames.hpp"
 #include "dpushard/atomic_file.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/cluster.hpp"
@@ -199,6 +202,10 @@ void print_human(const nlohmann::json& j) {
   for (const auto& t : j["outputs"])
     out << "  out  " << t["name"].get<std::string>() << "  fp " << t["fix_point"] << "  sha256 "
         << (t["sha256"].is_string() ? t["sha256"].get<std::string>() : "(not computed)") << "\n";
+  if (j.contains("input_frames"))
+    out << "  " << j["input_frames"] << " input frames, " << j["errors"].size() << " failed"
+        << (j.contains("output_dir") ? ", outputs in " + j["output_dir"].get<std::string>() : "")
+        << "\n";
   std::cerr << out.str();
 }
 
@@ -292,7 +299,7 @@ static std::vector<std::string> target_mismatches(const Plan& plan,
 }
 
 int run_cluster(const std::string& plan_dir, const ClusterRunArgs& args, std::uint64_t seed,
-                bool json) {
+                bool json, const std::vector<std::string>& inputs, const OutputOptions& output) {
   const Plan plan = read_plan(plan_dir);
   // Compiled fragments are checked against the plan before any node is contacted; the
   // fingerprint of each node's DPU is checked after its handshake (docs/cluster.md).
@@ -324,12 +331,20 @@ int run_cluster(const std::string& plan_dir, const ClusterRunArgs& args, std::ui
       return planner->plan_for(nodes, why);
     };
   }
+  // --input: the frames given, read ahead, and each one's outputs (--output) as it completes.
+  std::unique_ptr<ClusterFrames> frames;
+  if (!inputs.empty()) {
+    frames = std::make_unique<ClusterFrames>(plan, plan_dir, inputs, output, args.inflight);
+    frames->attach(options);
+  }
   cluster::RunResult result;
   {
     const StopSignals stop;  // SIGINT and SIGTERM end the run cleanly from here on
     result = cluster::run_on_cluster(plan, plan_dir, config, options);
   }
-  const nlohmann::json report = result_json(plan_dir, plan, config, args, seed, result);
+  if (frames && result.complete) frames->finish();
+  nlohmann::json report = result_json(plan_dir, plan, config, args, seed, result);
+  if (frames) frames->add_json(report);
   // The results first: a finished run is never lost to a failing --out (a full disk).
   if (json)
     print_json(report);
@@ -346,7 +361,8 @@ int run_cluster(const std::string& plan_dir, const ClusterRunArgs& args, std::ui
   if (!result.complete) std::cerr << "dpushard: error: " << result.error << "\n";
   if (!out_error.empty()) std::cerr << "dpushard: error: " << out_error << "\n";
   if (result.interrupted_by != 0) return kExitInterrupted;
-  return result.complete && out_error.empty() ? 0 : 1;
+  if (!result.complete || !out_error.empty()) return kExitFailure;
+  return frames ? frames->exit_code() : 0;
 }
 
 }  // namespace dpushard::cli

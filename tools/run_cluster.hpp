@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "frame_loop.hpp"
 
 namespace dpushard::cli {
 
@@ -27,9 +30,11 @@ struct ClusterRunArgs {
 // --allow-cpu-subgraphs, --on-node-loss, --model and --frame-hashes to the `run` subcommand.
 std::shared_ptr<ClusterRunArgs> add_cluster_run_options(CLI::App& run);
 
-// Runs the plan in `plan_dir` on the cluster. `seed` and `json` are `run`'s own options.
-// Returns the exit code: 0 only when every frame completed.
+// Runs the plan in `plan_dir` on the cluster. `seed`, `json`, `inputs` (--input: one path
+// per model input, as exec takes them; empty: seeded frames) and `output` (--output,
+// --float, --top-k) are `run`'s own options. Returns the exit code: 0 only when every
+// frame completed.
 int run_cluster(const std::string& plan_dir, const ClusterRunArgs& args, std::uint64_t seed,
-                bool json);
+                bool json, const std::vector<std::string>& inputs, const OutputOptions& output);
 
 }  // namespace dpushard::cli

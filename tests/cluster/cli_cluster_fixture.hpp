@@ -95,6 +95,26 @@ class CliCluster : public ::testing::Test {
     return nlohmann::json::parse(read_text(dir_ / (name + ".out")));
   }
 
+  // Jobs worker `worker` has loaded so far (event=loaded lines in its log).
+  std::size_t loads(int worker) const {
+    const std::string text = read_text(dir_ / ("w" + std::to_string(worker) + ".log"));
+    std::size_t n = 0;
+    for (auto at = text.find("event=loaded"); at != std::string::npos;
+         at = text.find("event=loaded", at + 1))
+      ++n;
+    return n;
+  }
+
+  // Waits until worker `worker` has loaded more jobs than `before` (a new plan reached it).
+  void wait_for_load(int worker, std::size_t before) const {
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (loads(worker) <= before) {
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("w" + std::to_string(worker) + " never loaded a new job");
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+
   std::filesystem::path dir_;
   Graph model_;
   std::vector<std::unique_ptr<ChildProcess>> workers_;

@@ -64,25 +64,6 @@ class CliNodeLoss : public CliCluster {
     return path.string();
   }
 
-  std::size_t loads(int worker) const {
-    const std::string text = read_text(dir_ / ("w" + std::to_string(worker) + ".log"));
-    std::size_t n = 0;
-    for (auto at = text.find("event=loaded"); at != std::string::npos;
-         at = text.find("event=loaded", at + 1))
-      ++n;
-    return n;
-  }
-
-  // Waits until worker `worker` has loaded more jobs than `before` (a new plan reached it).
-  void wait_for_load(int worker, std::size_t before) const {
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (loads(worker) <= before) {
-      if (std::chrono::steady_clock::now() > deadline)
-        throw std::runtime_error("w" + std::to_string(worker) + " never loaded a new job");
-      std::this_thread::sleep_for(5ms);
-    }
-  }
-
   // Every frame delivered once, in frame order, with exec's outputs for its seed.
   void expect_every_frame_once_in_order(const nlohmann::json& run, int frames) const {
     EXPECT_TRUE(run["complete"].get<bool>()) << run.dump(1);

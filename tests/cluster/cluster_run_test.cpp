@@ -14,6 +14,7 @@
 #include "cluster/steady_rate.hpp"
 #include "dpushard/builtin_backends.hpp"
 #include "dpushard/cluster.hpp"
+#include "dpushard/error.hpp"
 #include "dpushard/local_run.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/split.hpp"
@@ -210,6 +211,51 @@ TEST_F(ClusterRunTest, MultiInputStageGetsEveryTensorFromItsProducer) {
     EXPECT_GE(node.tensor_bytes_sent, payload) << stage;
     EXPECT_LT(node.tensor_bytes_sent, payload + 1024 * kFrames) << stage;
   }
+}
+
+// Real inputs (RunOptions::frame_inputs): frame f is seed 100 + f; frame 2 cannot be read
+// and frame 5 has another shape than the plan's input: both are skipped, with their
+// message, and every other frame's outputs are handed back once, the whole model's.
+TEST_F(ClusterRunTest, RealInputsComeBackOnceAsTheWholeModelsOutputsAndUnreadableOnesAreSkipped) {
+  const Graph& model = models_->at("cnn");
+  const auto [plan, dir] = plan_for("cnn", Strategy::Pipeline, 3);
+  RunOptions options = quick(7, 3);
+  options.frame_inputs = [&plan](std::uint64_t frame) {
+    if (frame == 2) throw Error("frame2.npy: unreadable");
+    std::vector<QTensor> inputs;
+    for (const PlanTensor& t : plan.model_inputs) {
+      auto shape = t.shape;
+      if (frame == 5) shape.back() += 1;
+      inputs.push_back(random_qtensor(t.name, shape, t.fix_point, 100 + frame));
+    }
+    return inputs;
+  };
+  std::vector<std::uint64_t> skipped;
+  std::string skip_message;
+  options.frame_skipped = [&](std::uint64_t frame, const std::string& error) {
+    skipped.push_back(frame);
+    skip_message += error + "\n";
+  };
+  std::map<std::uint64_t, std::vector<std::string>> handed_back;
+  options.frame_outputs = [&](std::uint64_t frame, std::vector<QTensor> outputs) {
+    EXPECT_EQ(handed_back.count(frame), 0u) << "frame " << frame << " handed back twice";
+    ASSERT_EQ(outputs.size(), plan.model_outputs.size());
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      EXPECT_EQ(outputs[i].name, plan.model_outputs[i].name);
+      handed_back[frame].push_back(sha256_hex(outputs[i]));
+    }
+  };
+  const RunResult result = run_on_cluster(plan, dir, cluster(), options);
+  ASSERT_TRUE(result.complete) << result.error;
+  EXPECT_EQ(result.frames_completed, 5);
+  EXPECT_EQ(result.frames_skipped, 2);
+  EXPECT_EQ(skipped, (std::vector<std::uint64_t>{2, 5}));
+  EXPECT_NE(skip_message.find("frame2.npy: unreadable"), std::string::npos) << skip_message;
+  EXPECT_NE(skip_message.find("the plan takes"), std::string::npos) << skip_message;
+  ASSERT_EQ(handed_back.size(), 5u);
+  for (const auto& [frame, hashes] : handed_back)
+    EXPECT_EQ(hashes, reference_hashes(model, 100 + frame)) << "frame " << frame;
+  EXPECT_EQ(result.delivery_order, (std::vector<std::int64_t>{0, 1, 3, 4, 6}));
 }
 
 // A hybrid (2 replicas of a 2-node model-parallel plan) on four workers. Frame k runs entirely in

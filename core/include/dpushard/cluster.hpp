@@ -18,6 +18,7 @@
 #include "dpushard/ethernet_link.hpp"
 #include "dpushard/plan_format.hpp"
 #include "dpushard/protocol.hpp"
+#include "dpushard/tensor.hpp"
 
 namespace dpushard::cluster {
 
@@ -107,6 +108,15 @@ struct RunOptions {
   // Device errors (FRAME_ERROR device_failed) from one node before it counts as lost; the
   // ones before that re-send the frames in flight on the same nodes.
   int device_error_limit = 3;
+  // Real inputs (`run --input`): frame f's tensors in the plan's model input order, asked
+  // once per frame, in frame order, just before it is sent (the caller reads ahead). An
+  // Error thrown means the frame cannot be read: it is skipped, frame_skipped gets the
+  // message, and the others still run. Empty: seeded random inputs (seed + f % 4).
+  std::function<std::vector<QTensor>(std::uint64_t frame)> frame_inputs;
+  std::function<void(std::uint64_t frame, const std::string& error)> frame_skipped;
+  // Each frame's outputs (plan output order, named), once, as the frame completes (in
+  // completion order, not frame order).
+  std::function<void(std::uint64_t frame, std::vector<QTensor> outputs)> frame_outputs;
 };
 
 // One loss or return of a node while frames streamed (OnNodeLoss::Replan). Times are
@@ -167,6 +177,7 @@ struct RunResult {
   std::int64_t failed_frame = -1;
   std::int64_t frames_requested = 0;
   std::int64_t frames_completed = 0;
+  std::int64_t frames_skipped = 0;  // inputs that could not be read (RunOptions::frame_inputs)
   int inflight = 0;
   double wall_s = 0;  // first input sent to last output received
   double throughput_fps = 0;

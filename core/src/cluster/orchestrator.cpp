@@ -7,10 +7,12 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <memory>
 #include <set>
 #include <thread>
 
 #include "compiled_fragments.hpp"
+#include "dpushard/error.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/shape.hpp"
 #include "net/auth.hpp"
@@ -29,6 +31,25 @@ constexpr auto kStopPoll = std::chrono::milliseconds(50);
 std::string frames_text(std::uint64_t first, std::uint64_t last) {
   return first == last ? "frame " + std::to_string(first)
                        : "frames " + std::to_string(first) + "-" + std::to_string(last);
+}
+
+// Real inputs as the plan takes them: one per model input, of its shape and fix point.
+std::vector<std::shared_ptr<const QTensor>> checked_inputs(const Plan& plan,
+                                                           std::vector<QTensor> inputs) {
+  if (inputs.size() != plan.model_inputs.size())
+    throw Error("the plan takes " + std::to_string(plan.model_inputs.size()) + " inputs, got " +
+                std::to_string(inputs.size()));
+  std::vector<std::shared_ptr<const QTensor>> out;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const PlanTensor& want = plan.model_inputs[i];
+    if (inputs[i].shape != want.shape || inputs[i].fix_point != want.fix_point)
+      throw Error("input '" + want.name + "' is " + shape_text(inputs[i].shape) + " fix_point " +
+                  std::to_string(inputs[i].fix_point) + ", the plan takes " +
+                  shape_text(want.shape) + " fix_point " + std::to_string(want.fix_point));
+    inputs[i].name = want.name;
+    out.push_back(std::make_shared<const QTensor>(std::move(inputs[i])));
+  }
+  return out;
 }
 
 }  // namespace
@@ -360,8 +381,9 @@ void Orchestrator::load(const JobLayout& layout) {
 
 // --- stream ------------------------------------------------------------------------------
 void Orchestrator::send_inputs(std::uint64_t frame) {
+  const auto& own = flights_.at(frame).inputs;
   on_io([this, frame, job = job_, layout = layout_,
-         inputs = input_sets_[frame % input_sets_.size()]] {
+         inputs = own.empty() ? input_sets_[frame % input_sets_.size()] : own] {
     for (const InputRoute& route : layout->inputs) {
       const net::Target& target = route.target_for(frame);
       const std::size_t node = node_index(target.node);
@@ -381,7 +403,7 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
   frames_total_ = frames;
   // A few distinct input sets, cycled (frame f uses seed + f % 4); set 0 is exactly what
   // `exec --seed` feeds.
-  const std::uint64_t sets = std::min<std::uint64_t>(frames, 4);
+  const std::uint64_t sets = options_.frame_inputs ? 0 : std::min<std::uint64_t>(frames, 4);
   input_sets_.assign(sets, {});
   for (std::uint64_t s = 0; s < sets; ++s)
     for (const PlanTensor& t : plan.model_inputs)
@@ -394,7 +416,16 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
   latencies_ms_.reserve(std::min<std::uint64_t>(frames, std::uint64_t{1} << 20));
   // Frames are delivered in frame order: one that completes early waits for those before it.
   std::set<std::uint64_t> waiting_delivery;
+  std::set<std::uint64_t> skipped;  // frames whose inputs could not be read
   std::uint64_t next_delivery = 0;
+  auto deliver = [&] {
+    while (!waiting_delivery.empty() && *waiting_delivery.begin() == next_delivery) {
+      waiting_delivery.erase(waiting_delivery.begin());
+      if (options_.hash_every_frame && skipped.count(next_delivery) == 0)
+        result.delivery_order.push_back(static_cast<std::int64_t>(next_delivery));
+      ++next_delivery;
+    }
+  };
 
   next_frame_ = 0;
   stream_start_ = Clock::now();
@@ -411,8 +442,22 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
     for (const auto offset : poisson_arrivals(options_.arrival_fps, frames, options_.seed))
       arrivals.push_back(stream_start_ + offset);
   auto launch = [&] {
-    // Latency counts from the frame's arrival (Server), else from its send.
-    flights_[next_frame_] = Flight{server ? arrivals[next_frame_] : Clock::now(), {}, 0};
+    Flight flight;
+    if (options_.frame_inputs) {
+      try {
+        flight.inputs = checked_inputs(plan, options_.frame_inputs(next_frame_));
+      } catch (const Error& e) {  // this frame cannot be read; the others still run
+        if (options_.frame_skipped) options_.frame_skipped(next_frame_, e.what());
+        ++result.frames_skipped;
+        skipped.insert(next_frame_);
+        waiting_delivery.insert(next_frame_++);
+        deliver();
+        return;
+      }
+    }
+    // Latency counts from the frame's arrival (Server), else from its send (its input read).
+    flight.start = server ? arrivals[next_frame_] : Clock::now();
+    flights_[next_frame_] = std::move(flight);
     send_inputs(next_frame_);
     ++next_frame_;
   };
@@ -485,14 +530,18 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
       const std::string hash = tensor->tensor.computed ? sha256_hex(tensor->tensor) : "";
       if (options_.hash_every_frame)
         result.frame_output_sha256[tensor->frame][tensor->index] = hash;
+      Flight& f = flight->second;
+      tensor->tensor.name = want.name;
       if (tensor->frame == 0) {
         result.output_sha256[tensor->index] = hash;
-        tensor->tensor.name = want.name;
-        result.first_outputs[tensor->index] = std::move(tensor->tensor);
+        result.first_outputs[tensor->index] = tensor->tensor;
+      }
+      if (options_.frame_outputs) {
+        if (f.outputs.empty()) f.outputs.resize(outputs);
+        f.outputs[tensor->index] = std::move(tensor->tensor);
       } else {
         buffers_->give(std::move(tensor->tensor.data));
       }
-      Flight& f = flight->second;
       if (f.received.empty()) f.received.assign(outputs, false);
       f.received[tensor->index] = true;
       if (++f.count < outputs) continue;
@@ -507,16 +556,14 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
         open_event_.reset();
       }
       last_completion_ = event.at;
-      waiting_delivery.insert(flight->first);
+      const std::uint64_t done = flight->first;
+      std::vector<QTensor> done_outputs = std::move(f.outputs);
+      waiting_delivery.insert(done);
       flights_.erase(flight);
       ++result.frames_completed;
-      while (!waiting_delivery.empty() && *waiting_delivery.begin() == next_delivery) {
-        waiting_delivery.erase(waiting_delivery.begin());
-        if (options_.hash_every_frame)
-          result.delivery_order.push_back(static_cast<std::int64_t>(next_delivery));
-        ++next_delivery;
-      }
-      if (!server && next_frame_ < frames && room()) launch();
+      deliver();
+      if (options_.frame_outputs) options_.frame_outputs(done, std::move(done_outputs));
+      fill();
     } catch (const NodeLost& lost) {
       recover(lost);  // the frames in flight are re-sent on the new plan
       fill();

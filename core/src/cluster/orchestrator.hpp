@@ -96,6 +96,10 @@ class Orchestrator {
     Clock::time_point start;
     std::vector<bool> received;
     std::size_t count = 0;
+    // Real inputs (RunOptions::frame_inputs), kept until the frame completes: a plan switch
+    // re-sends them. Empty: the seeded input set.
+    std::vector<std::shared_ptr<const QTensor>> inputs;
+    std::vector<QTensor> outputs;  // collected for RunOptions::frame_outputs
   };
 
   template <class F>
@@ -103,7 +107,7 @@ class Orchestrator {
     net::asio::post(io_, std::forward<F>(f));
   }
   void send(std::size_t node, net::Message message);
-  // Sends frame f's inputs (input set f % 4) to the nodes of the plan that runs.
+  // Sends frame f's inputs (its own, or input set f % 4) to the nodes of the plan that runs.
   void send_inputs(std::uint64_t frame);
   // Connects to link i and authenticates; the events carry `attempt`. A rejoin retries
   // with back-off instead of reporting a failure.
@@ -157,7 +161,7 @@ class Orchestrator {
   std::optional<std::size_t> open_event_;  // index in result_->node_events awaiting a first frame
   Clock::time_point last_completion_{};
   double outage_from_s_ = 0;  // the last completion before the open event's detection
-  // A few distinct input sets, cycled (frame f uses seed + f % 4).
+  // Without real inputs, a few distinct input sets, cycled (frame f uses seed + f % 4).
   std::vector<std::vector<std::shared_ptr<const QTensor>>> input_sets_;
   std::future<void> preparing_;  // declared last: waited for before anything it uses goes
   net::ConnectionOptions connection_options_;

@@ -240,6 +240,7 @@ void Orchestrator::switch_plan(std::size_t event_index) {
       // Every frame in flight starts over on the new job; its outputs so far are dropped.
       for (auto& [frame, flight] : flights_) {
         flight.received.clear();
+        flight.outputs.clear();
         flight.count = 0;
         send_inputs(frame);
       }
