@@ -89,10 +89,10 @@ class Workspace:
 
 
 class Server:
-    def __init__(self, *extra):
+    def __init__(self, *extra, plan="plan"):
         Workspace.make()
         self.proc = subprocess.Popen(
-            [DPUSHARD, "serve", f"{Workspace.dir}/plan", "--local", "--listen", "127.0.0.1:0",
+            [DPUSHARD, "serve", f"{Workspace.dir}/{plan}", "--local", "--listen", "127.0.0.1:0",
              *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         m = re.search(r"http://127\.0\.0\.1:(\d+)/v2", line)
@@ -290,6 +290,63 @@ class ConcurrentClients(ServerTest):
         metrics = parse_metrics(self.server.call("GET", "/metrics")[2].decode())
         self.assertEqual(metrics[("dpushard_inference_requests_total", (("outcome", "success"),))],
                          80)
+
+
+class QueueFull(unittest.TestCase):
+    """A plan slow enough (about 150 ms a frame on ref) that 12 simultaneous requests
+    overflow a queue of 2 behind 1 runner: the overflow gets 503, the rest run."""
+
+    def test_full_queue_is_503_and_the_queued_run(self):
+        Workspace.make()
+        d = Workspace.dir
+        if not os.path.exists(f"{d}/bigplan"):
+            run("zoo", "cnn", "--params", "3M", "--input", "128x128x3", "--classes", "10", "-o",
+                f"{d}/big.xmodel")
+            run("split", f"{d}/big.xmodel", "--nodes", "1", "--strategy", "pipeline", "-o",
+                f"{d}/bigplan")
+        server = Server("--queue", "2", "--runners", "1", plan="bigplan")
+        try:
+            _, model = server.json("GET", "/v2/models/zoo_cnn")
+            shape = model["inputs"][0]["shape"]
+            n = shape[1] * shape[2] * shape[3]
+            header = json.dumps({"inputs": [{"name": "input_fix", "shape": shape,
+                                             "datatype": "INT8",
+                                             "parameters": {"binary_data_size": n}}]}).encode()
+            body = header + bytes(n)
+            barrier = threading.Barrier(12)
+            results = []
+
+            def client():
+                conn = server.conn()
+                barrier.wait()
+                results.append(server.call("POST", "/v2/models/zoo_cnn/infer", body,
+                                           {"Inference-Header-Content-Length": str(len(header))},
+                                           conn))
+                conn.close()
+
+            threads = [threading.Thread(target=client) for _ in range(12)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            statuses = sorted(r[0] for r in results)
+            self.assertEqual(len(statuses), 12)
+            self.assertEqual(set(statuses), {200, 503}, statuses)
+            self.assertGreaterEqual(statuses.count(200), 1)
+            self.assertLessEqual(statuses.count(200), 6)  # 1 running + 2 queued, and a margin
+            for status, _, data in results:
+                if status == 503:
+                    self.assertIn("queue is full", json.loads(data)["error"])
+                else:
+                    self.assertEqual(json.loads(data)["outputs"][0]["shape"], [1, 10])
+            m = parse_metrics(server.call("GET", "/metrics")[2].decode())
+            self.assertEqual(m[("dpushard_inference_requests_total", (("outcome", "queue_full"),))],
+                             statuses.count(503))
+            self.assertEqual(m[("dpushard_inference_requests_total", (("outcome", "success"),))],
+                             statuses.count(200))
+            self.assertEqual(m[("dpushard_queue_capacity", ())], 2)
+        finally:
+            server.stop()
 
 
 def raw_exchange(port, data, read_timeout=10):
