@@ -189,6 +189,10 @@ class HealthAndMetadata(ServerTest):
         self.assertEqual(status, 405)
         self.assertIn("error", err)
         self.assertEqual(s.json("POST", "/v2/health/live", {})[0], 405)
+        status, err = raw_exchange(s.port, b"GET /v2/\xff\xfe HTTP/1.1\r\nHost: x\r\n"
+                                           b"Connection: close\r\n\r\n")
+        self.assertEqual(status, 404)
+        self.assertIn("no route /v2/\ufffd\ufffd", err["error"])
 
 
 class Infer(ServerTest):
@@ -254,6 +258,28 @@ class Infer(ServerTest):
         self.assertEqual(header["outputs"][0]["datatype"], "FP32")
         self.assertEqual(list(struct.unpack("<10f", binary)),
                          [q * 2.0 ** -fp_out for q in signed(Workspace.expected[7])])
+
+
+class ExpectContinue(ServerTest):
+    def test_100_continue_before_the_body(self):
+        body = json.dumps(json_request(8)).encode()
+        with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as s:
+            s.sendall(f"POST /v2/models/{MODEL}/infer HTTP/1.1\r\nHost: x\r\n"
+                      f"Content-Length: {len(body)}\r\nExpect: 100-continue\r\n"
+                      "Connection: close\r\n\r\n".encode())
+            interim = s.recv(4096)
+            self.assertTrue(interim.startswith(b"HTTP/1.1 100 Continue\r\n\r\n"), interim)
+            s.sendall(body)
+            received = interim[len(b"HTTP/1.1 100 Continue\r\n\r\n"):]
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                received += chunk
+        head, _, data = received.partition(b"\r\n\r\n")
+        self.assertTrue(head.startswith(b"HTTP/1.1 200"), head)
+        out = json.loads(data)["outputs"][0]
+        self.assertEqual(bytes(x & 0xFF for x in out["data"]), Workspace.expected[8])
 
 
 class ConcurrentClients(ServerTest):

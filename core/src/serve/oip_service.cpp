@@ -23,7 +23,9 @@ using nlohmann::json;
 HttpResponse json_response(int status, const json& body) {
   HttpResponse r;
   r.status = status;
-  r.body = body.dump();
+  // Messages quote the request (its path, names): bytes that are not UTF-8 become U+FFFD
+  // rather than an exception.
+  r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
   return r;
 }
 

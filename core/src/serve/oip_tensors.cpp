@@ -243,7 +243,7 @@ EncodedResponse encode_infer_response(const ServedModel& model, const InferReque
     response["outputs"].push_back(std::move(out));
   }
   EncodedResponse encoded;
-  encoded.body = response.dump();
+  encoded.body = response.dump(-1, ' ', false, json::error_handler_t::replace);
   if (!binary.empty() || std::any_of(request.outputs.begin(), request.outputs.end(),
                                      [](const RequestedOutput& o) { return o.binary; })) {
     encoded.header_length = encoded.body.size();
