@@ -7,7 +7,8 @@ Protocol (KServe v2 REST) endpoints, infer results byte-identical to `dpushard e
 same inputs (JSON and the binary tensor data extension), concurrent clients, each bad
 request's status and error, the bearer token, and /metrics (parsed, counts adding up).
 
-  /usr/bin/python3 tests/serve/serve_test.py --dpushard build/release/tools/dpushard [TestClass]
+  /usr/bin/python3 tests/serve/serve_test.py --dpushard build/release/tools/dpushard \\
+      [--bench build/release/bench/bench_serve_load] [TestClass]
 """
 
 import http.client
@@ -25,6 +26,7 @@ import time
 import unittest
 
 DPUSHARD = None
+BENCH = None  # bench_serve_load, for LoadGenerator
 MODEL = "zoo_cnn"
 SHAPE = [1, 32, 32, 3]
 COUNT = 32 * 32 * 3
@@ -564,6 +566,28 @@ class Metrics(ServerTest):
         self.assertEqual(m2[("dpushard_http_requests_total", (("code", "200"),))], 5)
 
 
+class LoadGenerator(ServerTest):
+    """bench_serve_load (given with --bench) against this server and in-process."""
+
+    def test_poisson_load_runs_without_errors(self):
+        self.assertIsNotNone(BENCH, "run with --bench PATH/bench_serve_load")
+        r = subprocess.run([BENCH, f"{Workspace.dir}/plan", "--server",
+                            f"127.0.0.1:{self.server.port}", "--in-process", "--rate", "100",
+                            "--duration", "1", "--concurrency", "4", "--json"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        report = json.loads(r.stdout)
+        for side in ("serve", "in_process"):
+            self.assertEqual(report[side]["errors"], {})
+            self.assertEqual(report[side]["ok"], report[side]["sent"])
+            self.assertGreater(report[side]["ok"], 50)
+            self.assertGreater(report[side]["p99_ms"], 0)
+        self.assertIn("p50", report["serve_overhead_ms"])
+        m = parse_metrics(self.server.call("GET", "/metrics")[2].decode())
+        self.assertEqual(m[("dpushard_inference_requests_total", (("outcome", "success"),))],
+                         report["serve"]["ok"])
+
+
 class CommandLine(unittest.TestCase):
     def test_cluster_is_refused_for_now(self):
         Workspace.make()
@@ -580,4 +604,8 @@ if __name__ == "__main__":
     if len(args) < 2 or args[0] != "--dpushard":
         sys.exit(__doc__)
     DPUSHARD = args[1]
-    unittest.main(argv=[sys.argv[0], *args[2:]], verbosity=2)
+    args = args[2:]
+    if len(args) >= 2 and args[0] == "--bench":
+        BENCH = args[1]
+        args = args[2:]
+    unittest.main(argv=[sys.argv[0], *args], verbosity=2)
