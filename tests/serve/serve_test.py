@@ -285,7 +285,7 @@ class ExpectContinue(ServerTest):
 
 
 class ConcurrentClients(ServerTest):
-    server_args = ("--runners", "2")
+    server_args = ("--runners", "2", "--io-threads", "2")  # strands under real concurrency
 
     def test_8_clients_10_requests_each(self):
         failures = []
