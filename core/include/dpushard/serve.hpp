@@ -19,7 +19,7 @@ struct ServeOptions {
   std::size_t max_body_bytes = 64u << 20;
   std::chrono::milliseconds read_timeout{10000};  // a request must arrive within it
   std::size_t queue_capacity = 256;               // waiting infer requests before 503
-  int io_threads = 1;
+  int io_threads = 2;  // a large request being parsed on one leaves the other free
   // Called once the socket listens, with the bound port.
   std::function<void(std::uint16_t)> on_listening;
 };
