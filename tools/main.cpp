@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
       dpushard::cli::add_run_command(app),
       dpushard::cli::add_worker_command(app),
       dpushard::cli::add_oracle_command(app),
+      dpushard::cli::add_serve_command(app),
   };
   // clang-format on
   dpushard::cli::guard_number_options(app);

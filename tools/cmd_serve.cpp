@@ -1,0 +1,134 @@
+// dpushard serve PLAN_DIR --local [--backend ref|cpu] [--threads T] [--runners N]
+//                                [--listen HOST:PORT] [--token-file F] [--port-file F]
+//                                [--queue N] [--max-body BYTES] [--read-timeout-ms MS]
+// Serves a split plan's model over the Open Inference Protocol (KServe v2 HTTP/REST, with
+// the binary tensor data extension) and Prometheus /metrics (docs/inference.md). With
+// --local the plan runs in this process; `--cluster C` (on the plan's workers) comes next.
+
+#include <charconv>
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "dpushard/atomic_file.hpp"
+#include "dpushard/backend.hpp"
+#include "dpushard/local_executor.hpp"
+#include "dpushard/net.hpp"
+#include "dpushard/plan_yaml.hpp"
+#include "dpushard/serve.hpp"
+#include "usage_error.hpp"
+
+namespace dpushard::cli {
+namespace {
+
+struct ServeArgs {
+  std::string plan_dir;
+  bool local = false;
+  std::string cluster_file;
+  std::string backend = "ref";
+  int threads = 1;
+  int runners = 1;
+  std::string listen = "127.0.0.1:8000";
+  std::string token_file;
+  std::string port_file;
+  std::size_t queue = 256;
+  std::size_t max_body = 64u << 20;
+  int read_timeout_ms = 10000;
+  int io_threads = 2;  // a large request being parsed on one leaves the other free
+};
+
+// "HOST:PORT" (an IPv6 host in brackets: "[::1]:8000").
+void parse_listen(const std::string& text, ServeOptions& options) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0)
+    throw UsageError("serve: --listen takes HOST:PORT, e.g. 127.0.0.1:8000, not '" + text + "'");
+  std::string host = text.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  unsigned port = 0;
+  const std::string p = text.substr(colon + 1);
+  const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), port);
+  if (ec != std::errc() || end != p.data() + p.size() || port > 65535)
+    throw UsageError("serve: --listen port '" + p + "' is not a port (0-65535)");
+  options.host = host;
+  options.port = static_cast<std::uint16_t>(port);
+}
+
+int run_serve(const ServeArgs& a) {
+  if (!a.cluster_file.empty())
+    throw UsageError(
+        "serve: --cluster is not supported yet (it comes with the cluster executor); use --local");
+  if (!a.local) throw UsageError("serve: say where to run the plan: --local (in this process)");
+  ServeOptions options;
+  parse_listen(a.listen, options);
+  if (!a.token_file.empty()) options.token = net::read_token_file(a.token_file);
+  options.queue_capacity = a.queue;
+  options.max_body_bytes = a.max_body;
+  options.read_timeout = std::chrono::milliseconds(a.read_timeout_ms);
+  options.io_threads = a.io_threads;
+  const Plan plan = read_plan(a.plan_dir);
+  LocalRunOptions run;
+  run.backend = a.backend;
+  run.threads = a.threads;
+  LocalExecutor executor(plan, a.plan_dir, run, a.runners);
+  options.on_listening = [&](std::uint16_t port) {
+    // The first stdout line says where, so that a script (or test) started with port 0
+    // finds the port.
+    std::cout << "serving " << executor.model().name << " on http://" << options.host << ":" << port
+              << "/v2 (" << a.runners << " runner" << (a.runners == 1 ? "" : "s") << " on "
+              << a.backend << ")" << std::endl;
+    if (!a.port_file.empty()) write_file_atomically(a.port_file, std::to_string(port) + "\n");
+  };
+  return run_server(executor, options);
+}
+
+}  // namespace
+
+Command add_serve_command(CLI::App& app) {
+  auto args = std::make_shared<ServeArgs>();
+  ServeArgs& a = *args;
+  CLI::App* sub = app.add_subcommand(
+      "serve",
+      "Serve a plan's model over the Open Inference Protocol (KServe v2 HTTP/REST) with --local; "
+      "--cluster comes next");
+  sub->add_option("plan", a.plan_dir, "The plan folder (plan.yaml + fragments/)")->required();
+  sub->add_flag("--local", a.local, "Run requests on the plan in this process");
+  sub->add_option("--cluster", a.cluster_file,
+                  "Not yet supported: serving on a cluster's workers comes next");
+  sub->add_option("--backend", a.backend, "--local: the backend the fragments run on")
+      ->capture_default_str();
+  sub->add_option("--threads", a.threads, "Threads per runner for backends that use them")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--runners", a.runners,
+                  "--local: copies of the plan loaded, so many requests run at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  sub->add_option("--listen", a.listen, "HOST:PORT to bind (port 0: any free port)")
+      ->capture_default_str();
+  sub->add_option("--token-file", a.token_file,
+                  "File holding a token every request must give as 'Authorization: Bearer TOKEN'");
+  sub->add_option("--port-file", a.port_file, "Write the bound port to this file once listening");
+  sub->add_option("--queue", a.queue, "Infer requests waiting before new ones get 503")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  sub->add_option("--max-body", a.max_body, "Largest request body in bytes (larger: 413)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 32));
+  sub->add_option("--read-timeout-ms", a.read_timeout_ms,
+                  "A request must arrive within this (else 408 and the connection closes)")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 3600000));
+  sub->add_option("--io-threads", a.io_threads,
+                  "Threads reading, parsing and writing HTTP requests")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  return {sub, [args] { return run_serve(*args); }};
+}
+
+}  // namespace dpushard::cli
