@@ -31,6 +31,7 @@ vars=$(cat <<JSON
   "dpushard_node_strategies": {"4": ["hybrid", "replicate", "auto"]},
   "dpushard_node_sizes": {"4": ["1M"]},
   "dpushard_zoo_inputs": {"cnn": "64x64x3", "convvit": "64x64x3"},
+  "models_zoo_in_suites": false,
   "models_preseed_caches": true,
   "sweep_frames": 4,
   "sweep_inflight": 2,
