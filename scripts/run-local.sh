@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The main job: the whole benchmark on this machine, as a new user runs it. Installs what
 # is missing (scripts/install-deps.sh --run), then runs the Ansible site playbook on the local
-# inventory: build, zoo models and plans, three local `sim` workers standing in for three
-# KV260 boards, the CNN and ConvViT scaling sweeps, and results/<run-id>/report.md.
+# inventory: build, four local `sim` workers standing in for four KV260 boards, the CNN and
+# ConvViT scaling sweeps at 1M-200M (models without weights, made by the suites), and
+# results/<run-id>/report.md.
 #
-#   scripts/run-local.sh                                  # the default small sweep
+#   scripts/run-local.sh                                  # the default sweep
 #   scripts/run-local.sh -e '{"dpushard_sizes": ["10M", "100M"]}'   # any ansible-playbook args
 #
 # Equivalent to: ansible-playbook -i inventories/local playbooks/site.yml

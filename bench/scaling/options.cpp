@@ -162,6 +162,11 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
   app.add_option("--server-trials", o.server_trials, "Server: rates tried by the bisection")
       ->check(CLI::Range(1, 30))
       ->capture_default_str();
+  bool no_server_one_node = false;
+  app.add_flag("--no-server-one-node", no_server_one_node,
+               "Server: only replicate and auto on the largest node count, not one node (the "
+               "one-node search streams at least 64 arrivals per rate at one board's rate: "
+               "minutes at 200M)");
   app.add_option("--inflight", o.inflight,
                  "Offline: frames in flight; 0: as many as saturate the plan, the planner's "
                  "offline_inflight()")
@@ -205,6 +210,7 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
   }
   o.cluster_file = cluster;
   o.weights = !no_weights;
+  o.server_one_node = !no_server_one_node;
   if (o.attention == "softmax") o.family = "convvit-softmax";
   if (!models.empty()) o.models_dir = models;
   o.progress_file = progress;

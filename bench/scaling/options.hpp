@@ -40,6 +40,7 @@ struct SweepOptions {
   double server_latency_multiple = 3;  // Server's p99 bound: this x one node's SingleStream p50
   double max_latency_ms = 0;           // > 0: Server's p99 bound in ms instead
   int server_trials = 6;               // rates tried by the bisection
+  bool server_one_node = true;         // Server also for one node (--no-server-one-node: not)
   int inflight = 0;                // Offline: frames in flight; 0: the planner's offline_inflight()
   int inflight_per_node = 0;       // Offline: > 0: at least K x nodes in flight
   std::int64_t warmup_frames = 2;  // one untimed run per configuration before timing (0: none)

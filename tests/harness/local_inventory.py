@@ -38,6 +38,13 @@ if set(strategies) != {4} or not {"hybrid", "replicate", "auto"} <= set(strategi
     errors.append(f"dpushard_node_strategies is {strategies}: 4 must sweep hybrid, replicate and auto, no other count listed")
 if set(sizes) - {4} or not set(sizes.get(4, v["dpushard_sizes"])) <= set(v["dpushard_sizes"]):
     errors.append(f"dpushard_node_sizes is {sizes}: 4 nodes at sizes of dpushard_sizes {v['dpushard_sizes']}")
+# The regime of the published KV260 cluster result (issue 25), on timing-only workers that
+# need no weights.
+regime = ["1M", "2M", "5M", "10M", "20M", "50M", "100M", "200M"]
+if [str(s) for s in v["dpushard_sizes"]] != regime:
+    errors.append(f"dpushard_sizes is {v['dpushard_sizes']}, not {regime}")
+if v.get("dpushard_zoo_weights", defaults["dpushard_zoo_weights"]) is not False:
+    errors.append("dpushard_zoo_weights is not false: the sim workers compute no numerics")
 all_strategies = v.get("dpushard_strategies", defaults["dpushard_strategies"])
 if not {"experts", "pipeline", "replicate", "hybrid", "auto"} <= set(all_strategies):
     errors.append(f"1 to 3 nodes sweep {all_strategies}, not every strategy")

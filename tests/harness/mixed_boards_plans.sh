@@ -38,6 +38,8 @@ vars=$(cat <<JSON
   "dpushard_node_strategies": {"4": ["replicate"]},
   "dpushard_node_sizes": {"4": ["2M"]},
   "dpushard_zoo_inputs": {"cnn": "64x64x3"},
+  "models_zoo_in_suites": false,
+  "dpushard_zoo_weights": true,
   "models_preseed_caches": false
 }
 JSON

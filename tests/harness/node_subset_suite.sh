@@ -49,6 +49,20 @@ done
 [[ -s $scratch/models/e3-32x32x3-s1/cnn-2M/n4-hybrid/plan.yaml ]] || fail "no 2M 4-node hybrid plan"
 [[ ! -e $scratch/models/e3-32x32x3-s1/cnn-1M/n4-replicate ]] || fail "a 1M 4-node plan was made"
 
+# Server: one node and replicate (and auto) on the largest node count; with
+# --no-server-one-node only the latter.
+grep -q '^cnn/params:2M/nodes:1/strategy:single/scenario:Server' "$scratch/list.txt" ||
+  fail "no one-node Server: $(grep Server "$scratch/list.txt" | tr '\n' ' ')"
+"$suite" "${args[@]}" --node-strategies 4=replicate,hybrid,auto --node-sizes 4=2M \
+  --no-server-one-node --benchmark_list_tests=true >"$scratch/list2.txt" 2>"$scratch/err.txt" ||
+  { cat "$scratch/err.txt"; fail "the suite failed with --no-server-one-node"; }
+! grep -q 'nodes:1/.*scenario:Server' "$scratch/list2.txt" ||
+  fail "--no-server-one-node: $(grep Server "$scratch/list2.txt" | tr '\n' ' ')"
+grep -q '^cnn/params:2M/nodes:4/strategy:replicate/scenario:Server' "$scratch/list2.txt" ||
+  fail "--no-server-one-node: no 4-node replicate Server"
+[[ $(grep -c 'scenario:Offline' "$scratch/list2.txt") == $(grep -c 'scenario:Offline' "$scratch/list.txt") ]] ||
+  fail "--no-server-one-node changed the Offline configurations"
+
 # Bad values: one line naming the flag, exit 2.
 for bad in "--node-strategies 4=fast" "--node-sizes 4=3M" "--node-sizes four=2M" \
            "--node-strategies 1=replicate"; do
@@ -79,4 +93,21 @@ cmp "$scratch/by-hand3/plan.yaml" "$scratch/mixed/e3-32x32x3-s1/cnn-1M/n3-pipeli
   --target kv260 -o "$scratch/by-hand2" >/dev/null 2>&1
 cmp "$scratch/by-hand2/plan.yaml" "$scratch/mixed/e3-32x32x3-s1/cnn-1M/n2-pipeline/plan.yaml" ||
   fail "the suite's 2-node plan on two KV260s is not split --target kv260's"
+
+# Models without weights (--no-weights, the local inventory's): the suite's plans are the
+# ones `dpushard split` makes of the weightless model, fragments and all.
+"$suite" --cluster "$scratch/cluster.yaml" --models "$scratch/nw" --sizes 1M --nodes 1,2 \
+  --strategies experts --input 32x32x3 --cost-target kv260 --no-weights \
+  --benchmark_list_tests=true >/dev/null 2>"$scratch/err.txt" ||
+  { cat "$scratch/err.txt"; fail "the weightless suite failed"; }
+model=$scratch/nw/e3-32x32x3-s1-nw/cnn-1M_int.xmodel
+[[ $(stat -c %s "$model") -lt 100000 ]] || fail "$model is $(stat -c %s "$model") bytes: weights?"
+"$bin" split "$model" --nodes 2 --strategy experts --objective latency --link-gbps 1 \
+  --target kv260 -o "$scratch/by-hand-nw" >/dev/null 2>&1
+cmp "$scratch/by-hand-nw/plan.yaml" "$scratch/nw/e3-32x32x3-s1-nw/cnn-1M/n2-experts/plan.yaml" ||
+  fail "the suite's weightless 2-node plan is not split --target kv260's"
+for f in "$scratch"/by-hand-nw/fragments/*; do
+  cmp "$f" "$scratch/nw/e3-32x32x3-s1-nw/cnn-1M/n2-experts/fragments/$(basename "$f")" ||
+    fail "fragment $(basename "$f") differs"
+done
 echo "node_subset_suite: OK"
