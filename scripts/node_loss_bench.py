@@ -30,17 +30,11 @@ import sys
 import tempfile
 import time
 
+import worker_files  # scripts/worker_files.py, beside this script
+
 
 def wait_for_file(path, process, seconds=60):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if os.path.exists(path) and os.path.getsize(path) > 0:
-            with open(path) as f:
-                return f.read().strip()
-        if process.poll() is not None:
-            raise SystemExit(f"node_loss_bench: worker exited with {process.returncode}")
-        time.sleep(0.05)
-    raise SystemExit(f"node_loss_bench: no {path} after {seconds} s")
+    return worker_files.wait_for_file(path, process, "node_loss_bench", seconds)
 
 
 def count_in(path, text):

@@ -26,6 +26,8 @@ import tempfile
 import threading
 import time
 
+import worker_files  # scripts/worker_files.py, beside this script
+
 
 def rss_kib(pid):
     try:
@@ -39,15 +41,7 @@ def rss_kib(pid):
 
 
 def wait_for_file(path, process, seconds=30):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if os.path.exists(path) and os.path.getsize(path) > 0:
-            with open(path) as f:
-                return f.read().strip()
-        if process.poll() is not None:
-            raise SystemExit(f"soak: worker exited with {process.returncode} before listening")
-        time.sleep(0.05)
-    raise SystemExit(f"soak: no {path} after {seconds} s")
+    return worker_files.wait_for_file(path, process, "soak", seconds)
 
 
 class Sampler:
