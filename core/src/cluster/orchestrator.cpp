@@ -75,6 +75,9 @@ Orchestrator::Orchestrator(const ClusterConfig& cluster, const RunOptions& optio
 }
 
 Orchestrator::~Orchestrator() {
+  // The plans made ahead read links_ and options_, members that go before preparing_ does:
+  // a short stream (a serve shut down at once) must not end while they are being made.
+  if (preparing_.valid()) preparing_.wait();
   rejoining_ = false;
   on_io([this] {
     for (Link& link : links_) {
