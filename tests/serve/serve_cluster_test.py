@@ -5,8 +5,9 @@ The model, plan and exec's outputs are serve_test.py's (a 300K zoo CNN split int
 experts plan). Each test starts three `dpushard worker --backend ref` processes on ephemeral
 ports, writes their cluster.yaml and serves the plan on them. The tests check infer results
 byte-identical to `dpushard exec` (JSON INT8 and the binary extension), concurrent clients,
-/v2/health/ready turning ready only once every node has answered, per-node /metrics, and a
-worker killed while clients keep sending: every request is still answered correctly.
+/v2/health/ready turning ready only once every node has answered, per-node /metrics, a
+worker killed while clients keep sending (every request still answered correctly), and the
+last worker killed (the requests in flight get the coded error, then 503).
 
   /usr/bin/python3 tests/serve/serve_cluster_test.py --dpushard build/release/tools/dpushard \\
       [TestClass]
@@ -79,10 +80,10 @@ class Cluster:
 class ClusterServer(serve_test.Server):
     """serve PLAN --cluster C --listen 127.0.0.1:0 (the port from its first stdout line)."""
 
-    def __init__(self, cluster, *extra):
+    def __init__(self, cluster, *extra, plan="plan"):
         Workspace.make()
         self.proc = subprocess.Popen(
-            [serve_test.DPUSHARD, "serve", f"{Workspace.dir}/plan", "--cluster", cluster.yaml,
+            [serve_test.DPUSHARD, "serve", f"{Workspace.dir}/{plan}", "--cluster", cluster.yaml,
              "--listen", "127.0.0.1:0", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True)
         line = self.proc.stdout.readline()
@@ -245,6 +246,58 @@ class WorkerKilledUnderLoad(ClusterTest):
         m = parse_metrics(s.call("GET", "/metrics")[2].decode())
         self.assertEqual(m[("dpushard_inference_requests_total", (("outcome", "success"),))],
                          len(answered))
+
+
+class LastWorkerLost(ClusterTest):
+    """A 1-node plan on one worker, killed under load: nothing is left to plan on."""
+
+    def setUp(self):
+        Workspace.make()
+        plan1 = os.path.join(Workspace.dir, "plan1")
+        if not os.path.exists(os.path.join(plan1, "plan.yaml")):
+            serve_test.run("split", f"{Workspace.dir}/model.xmodel", "--nodes", "1", "-o", plan1)
+        self.cluster = Cluster(type(self).__name__, count=1)
+        self.server = None
+
+    def test_requests_in_flight_fail_with_the_coded_error_then_503(self):
+        s = self.server = ClusterServer(self.cluster, plan="plan1")
+        s.wait_ready()
+        statuses, bad = [], []
+        stop = threading.Event()
+
+        def client(k):
+            conn = s.conn()
+            n = 0
+            try:
+                while not stop.is_set():
+                    seed = (k + n) % 10
+                    status, r = s.json("POST", f"/v2/models/{MODEL}/infer", json_request(seed),
+                                       conn=conn)
+                    statuses.append(status)
+                    ok = (status == 200 and bytes(x & 0xFF for x in r["outputs"][0]["data"])
+                          == Workspace.expected[seed]) or \
+                         (status == 500 and "no_plan: no node is left" in r["error"]) or \
+                         status == 503
+                    if not ok:
+                        bad.append((status, r))
+                    n += 1
+            finally:
+                conn.close()
+
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(0.5)
+        self.cluster.workers[0].kill()
+        time.sleep(1.0)
+        stop.set()
+        for t in threads:
+            t.join(timeout=30)
+        self.assertEqual(bad, [])
+        self.assertIn(200, statuses)
+        self.assertIn(500, statuses)  # the frames in flight at the loss
+        self.assertEqual(s.json("GET", "/v2/health/ready")[0], 503)
+        self.assertEqual(s.json("POST", f"/v2/models/{MODEL}/infer", json_request(1))[0], 503)
 
 
 if __name__ == "__main__":
