@@ -9,11 +9,14 @@
 
 #include <atomic>
 #include <charconv>
+#include <condition_variable>
 #include <csignal>
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -100,31 +103,47 @@ int serve_on_cluster(const ServeArgs& a, ServeOptions& options) {
     };
   }
   ClusterExecutor executor(plan, a.plan_dir, config, run);
-  // A cluster that never streams (a worker unreachable, a refused upload) ends serve.
+  // A cluster that never streams (a worker unreachable, a refused upload) ends serve, by the
+  // signal run_server stops on: raised only once it listens (its handler installed).
+  std::mutex phase_mutex;
+  std::condition_variable phase_changed;
+  enum class Phase { kStarting, kListening, kOver } phase = Phase::kStarting;
+  auto enter = [&](Phase next) {
+    {
+      std::lock_guard lock(phase_mutex);
+      phase = next;
+    }
+    phase_changed.notify_all();
+  };
   std::atomic<bool> start_failed{false};
   std::thread watcher([&] {
     if (executor.wait_until_streaming()) return;
     start_failed = true;
-    std::raise(SIGTERM);  // run_server returns as on a signal
+    std::unique_lock lock(phase_mutex);
+    phase_changed.wait(lock, [&] { return phase != Phase::kStarting; });
+    if (phase == Phase::kListening) std::raise(SIGTERM);
   });
   options.on_listening = [&](std::uint16_t port) {
     std::cout << "serving " << executor.model().name << " on http://" << options.host << ":" << port
               << "/v2 (" << plan.nodes << " nodes of " << a.cluster_file << ", " << run.inflight
               << " frames in flight, on node loss: " << a.on_node_loss << ")" << std::endl;
     if (!a.port_file.empty()) write_file_atomically(a.port_file, std::to_string(port) + "\n");
+    enter(Phase::kListening);
   };
   // Whatever run_server does, the stream closes and the watcher returns before both go.
   struct Closing {
+    std::function<void()> over;
     ClusterExecutor& executor;
     std::thread& watcher;
     ~Closing() {
+      over();
       executor.close();
       watcher.join();
     }
   };
   int code = 0;
   {
-    const Closing closing{executor, watcher};
+    const Closing closing{[&] { enter(Phase::kOver); }, executor, watcher};
     code = run_server(executor, options);
   }
   if (start_failed) throw Error("serve: the cluster did not start: " + executor.why());
