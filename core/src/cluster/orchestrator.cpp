@@ -422,8 +422,7 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
   result.first_outputs.assign(outputs, QTensor{});
   if (options_.hash_every_frame)
     result.frame_output_sha256.assign(frames, std::vector<std::string>(outputs));
-  latencies_ms_.reserve(
-      std::min<std::uint64_t>(open_ended ? 1024 : frames, std::uint64_t{1} << 20));
+  if (!open_ended) latencies_ms_.reserve(std::min<std::uint64_t>(frames, std::uint64_t{1} << 20));
   // Frames are delivered in frame order: one that completes early waits for those before it.
   std::set<std::uint64_t> waiting_delivery;
   std::set<std::uint64_t> skipped;  // frames whose inputs could not be read
@@ -609,10 +608,14 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
       if (f.received.empty()) f.received.assign(outputs, false);
       f.received[tensor->index] = true;
       if (++f.count < outputs) continue;
-      latencies_ms_.push_back(
-          std::chrono::duration<double, std::milli>(event.at - f.start).count());
+      // A run's percentiles and event rates; an open-ended stream (a server up for days)
+      // keeps no per-frame record, so its memory does not grow with the frames served.
+      if (!open_ended) {
+        latencies_ms_.push_back(
+            std::chrono::duration<double, std::milli>(event.at - f.start).count());
+        completions_.push_back(event.at);
+      }
       stream_end_ = event.at;
-      completions_.push_back(event.at);
       if (open_event_) {  // the first frame on the plan a loss or return switched to
         NodeEvent& switched = result.node_events[*open_event_];
         switched.first_frame_s = since_start(event.at) - switched.detected_s;
