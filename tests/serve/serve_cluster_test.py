@@ -111,9 +111,11 @@ class ClusterTest(unittest.TestCase):
         self.server = None
 
     def tearDown(self):
-        if self.server:
-            self.server.stop()
-        self.cluster.stop()
+        try:
+            if self.server:
+                self.server.stop()
+        finally:
+            self.cluster.stop()  # the workers go even when serve did not stop cleanly
 
     def serve(self):
         self.server = ClusterServer(self.cluster, *self.serve_args)
