@@ -1,26 +1,39 @@
 // dpushard serve PLAN_DIR --local [--backend ref|cpu] [--threads T] [--runners N]
-//                                [--listen HOST:PORT] [--token-file F] [--port-file F]
-//                                [--queue N] [--max-body BYTES] [--read-timeout-ms MS]
+// dpushard serve PLAN_DIR --cluster C [--inflight K] [--on-node-loss replan|fail] [--model M]
+//   [--listen HOST:PORT] [--token-file F] [--port-file F]
+//   [--queue N] [--max-body BYTES] [--read-timeout-ms MS]
 // Serves a split plan's model over the Open Inference Protocol (KServe v2 HTTP/REST, with
 // the binary tensor data extension) and Prometheus /metrics (docs/inference.md). With
-// --local the plan runs in this process; `--cluster C` (on the plan's workers) comes next.
+// --local the plan runs in this process; with --cluster on the workers of cluster.yaml, each
+// request a frame of one long-lived stream (cluster_executor.hpp).
 
+#include <atomic>
 #include <charconv>
+#include <condition_variable>
+#include <csignal>
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
+#include "cluster_executor.hpp"
 #include "commands.hpp"
 #include "dpushard/atomic_file.hpp"
 #include "dpushard/backend.hpp"
+#include "dpushard/cluster.hpp"
+#include "dpushard/error.hpp"
 #include "dpushard/local_executor.hpp"
 #include "dpushard/net.hpp"
 #include "dpushard/plan_yaml.hpp"
 #include "dpushard/serve.hpp"
+#include "dpushard/split.hpp"
+#include "survivor_planner.hpp"
 #include "usage_error.hpp"
 
 namespace dpushard::cli {
@@ -40,6 +53,11 @@ struct ServeArgs {
   std::size_t max_body = 64u << 20;
   int read_timeout_ms = 10000;
   int io_threads = 2;  // a large request being parsed on one leaves the other free
+  // --cluster
+  int inflight = 0;                     // 0: the plan's Offline count (offline_inflight)
+  std::string on_node_loss = "replan";  // a server keeps serving through a lost worker
+  std::string model;                    // replan: the source model; empty: plan.yaml's
+  double peer_timeout_s = 3.0;
 };
 
 // "HOST:PORT" (an IPv6 host in brackets: "[::1]:8000").
@@ -59,11 +77,87 @@ void parse_listen(const std::string& text, ServeOptions& options) {
   options.port = static_cast<std::uint16_t>(port);
 }
 
+// The workers of cluster.yaml serve the plan. Listening starts at once (/v2/health/ready
+// says 503 until every node has loaded the job); a cluster that cannot start ends serve.
+int serve_on_cluster(const ServeArgs& a, ServeOptions& options) {
+  const Plan plan = read_plan(a.plan_dir);
+  const cluster::ClusterConfig config = cluster::read_cluster_config(a.cluster_file);
+  cluster::RunOptions run;
+  run.inflight = a.inflight > 0 ? a.inflight : offline_inflight(plan);
+  run.peer_timeout = std::chrono::milliseconds(static_cast<long>(a.peer_timeout_s * 1000));
+  run.name = "serve";
+  run.stats_interval = std::chrono::milliseconds(250);  // /metrics' per-node figures
+  std::unique_ptr<SurvivorPlanner> planner;
+  if (a.on_node_loss == "replan") {
+    try {
+      planner = std::make_unique<SurvivorPlanner>(plan, a.plan_dir, a.model, run.inflight);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) +
+                  " (serve re-plans around a lost worker by default: give --model, or "
+                  "--on-node-loss fail)");
+    }
+    planner->prepare_ahead();
+    run.on_node_loss = cluster::OnNodeLoss::Replan;
+    run.replanner = [&planner](const std::vector<std::size_t>& nodes, std::string& why) {
+      return planner->plan_for(nodes, why);
+    };
+  }
+  ClusterExecutor executor(plan, a.plan_dir, config, run);
+  // A cluster that never streams (a worker unreachable, a refused upload) ends serve, by the
+  // signal run_server stops on: raised only once it listens (its handler installed).
+  std::mutex phase_mutex;
+  std::condition_variable phase_changed;
+  enum class Phase { kStarting, kListening, kOver } phase = Phase::kStarting;
+  auto enter = [&](Phase next) {
+    {
+      std::lock_guard lock(phase_mutex);
+      phase = next;
+    }
+    phase_changed.notify_all();
+  };
+  std::atomic<bool> start_failed{false};
+  std::thread watcher([&] {
+    if (executor.wait_until_streaming()) return;
+    start_failed = true;
+    std::unique_lock lock(phase_mutex);
+    phase_changed.wait(lock, [&] { return phase != Phase::kStarting; });
+    if (phase == Phase::kListening) std::raise(SIGTERM);
+  });
+  options.on_listening = [&](std::uint16_t port) {
+    std::cout << "serving " << executor.model().name << " on http://" << options.host << ":" << port
+              << "/v2 (" << plan.nodes << " nodes of " << a.cluster_file << ", " << run.inflight
+              << " frames in flight, on node loss: " << a.on_node_loss << ")" << std::endl;
+    if (!a.port_file.empty()) write_file_atomically(a.port_file, std::to_string(port) + "\n");
+    enter(Phase::kListening);
+  };
+  // Whatever run_server does, the stream closes and the watcher returns before both go.
+  struct Closing {
+    std::function<void()> over;
+    ClusterExecutor& executor;
+    std::thread& watcher;
+    ~Closing() {
+      over();
+      executor.close();
+      watcher.join();
+    }
+  };
+  int code = 0;
+  {
+    const Closing closing{[&] { enter(Phase::kOver); }, executor, watcher};
+    code = run_server(executor, options);
+  }
+  if (start_failed) throw Error("serve: the cluster did not start: " + executor.why());
+  return code;
+}
+
 int run_serve(const ServeArgs& a) {
-  if (!a.cluster_file.empty())
+  if (!a.cluster_file.empty() && a.local)
+    throw UsageError("serve: --local and --cluster exclude each other");
+  if (a.on_node_loss != "replan" && a.on_node_loss != "fail")
+    throw UsageError("serve: --on-node-loss takes replan or fail, not '" + a.on_node_loss + "'");
+  if (a.cluster_file.empty() && !a.local)
     throw UsageError(
-        "serve: --cluster is not supported yet (it comes with the cluster executor); use --local");
-  if (!a.local) throw UsageError("serve: say where to run the plan: --local (in this process)");
+        "serve: say where to run the plan: --local (in this process) or --cluster cluster.yaml");
   ServeOptions options;
   parse_listen(a.listen, options);
   if (!a.token_file.empty()) options.token = net::read_token_file(a.token_file);
@@ -71,6 +165,7 @@ int run_serve(const ServeArgs& a) {
   options.max_body_bytes = a.max_body;
   options.read_timeout = std::chrono::milliseconds(a.read_timeout_ms);
   options.io_threads = a.io_threads;
+  if (!a.cluster_file.empty()) return serve_on_cluster(a, options);
   const Plan plan = read_plan(a.plan_dir);
   LocalRunOptions run;
   run.backend = a.backend;
@@ -94,12 +189,26 @@ Command add_serve_command(CLI::App& app) {
   ServeArgs& a = *args;
   CLI::App* sub = app.add_subcommand(
       "serve",
-      "Serve a plan's model over the Open Inference Protocol (KServe v2 HTTP/REST) with --local; "
-      "--cluster comes next");
+      "Serve a plan's model over the Open Inference Protocol (KServe v2 HTTP/REST), in this "
+      "process (--local) or on a cluster's workers (--cluster)");
   sub->add_option("plan", a.plan_dir, "The plan folder (plan.yaml + fragments/)")->required();
   sub->add_flag("--local", a.local, "Run requests on the plan in this process");
   sub->add_option("--cluster", a.cluster_file,
-                  "Not yet supported: serving on a cluster's workers comes next");
+                  "Run requests on the workers of this cluster.yaml (docs/cluster.md)");
+  sub->add_option("--inflight", a.inflight,
+                  "--cluster: frames in flight (default: the plan's Offline count)")
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--on-node-loss", a.on_node_loss,
+                  "--cluster: replan (serve on the survivors, re-send the frames in flight) or "
+                  "fail (stop serving)")
+      ->capture_default_str();
+  sub->add_option(
+      "--model", a.model,
+      "--cluster with replan: the model the plan was split from (default: plan.yaml's)");
+  sub->add_option("--peer-timeout", a.peer_timeout_s,
+                  "--cluster: seconds of silence after which a worker counts as lost")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
   sub->add_option("--backend", a.backend, "--local: the backend the fragments run on")
       ->capture_default_str();
   sub->add_option("--threads", a.threads, "Threads per runner for backends that use them")

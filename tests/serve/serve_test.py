@@ -589,12 +589,19 @@ class LoadGenerator(ServerTest):
 
 
 class CommandLine(unittest.TestCase):
-    def test_cluster_is_refused_for_now(self):
+    def test_where_to_run_is_checked(self):
         Workspace.make()
-        r = run("serve", f"{Workspace.dir}/plan", "--cluster", "c.yaml", check=False)
+        r = run("serve", f"{Workspace.dir}/plan", "--cluster", "c.yaml", "--local", check=False)
         self.assertEqual(r.returncode, 2)
-        self.assertIn("--cluster is not supported yet", r.stderr)
+        self.assertIn("--local and --cluster exclude each other", r.stderr)
         self.assertEqual(len(r.stderr.strip().splitlines()), 1)
+        r = run("serve", f"{Workspace.dir}/plan", check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--local (in this process) or --cluster", r.stderr)
+        r = run("serve", f"{Workspace.dir}/plan", "--cluster", f"{Workspace.dir}/none.yaml",
+                "--on-node-loss", "fail", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("none.yaml", r.stderr)
         r = run("serve", f"{Workspace.dir}/plan", "--local", "--listen", "nowhere", check=False)
         self.assertEqual(r.returncode, 2)
 

@@ -75,6 +75,14 @@ struct PlanOnNodes {
 using Replanner = std::function<std::optional<PlanOnNodes>(const std::vector<std::size_t>& nodes,
                                                            std::string& why)>;
 
+// A node's counters for one job (its STATS answer), cumulative since the job loaded.
+struct NodeCounters {
+  std::uint64_t job = 0;
+  double busy_s = 0;             // time its fragments spent computing
+  std::uint64_t frames = 0;      // fragment runs
+  std::uint64_t bytes_sent = 0;  // TENSOR frames it wrote to the network, headers included
+};
+
 struct RunOptions {
   std::int64_t frames = 16;
   int inflight = 2;
@@ -117,6 +125,19 @@ struct RunOptions {
   // Each frame's outputs (plan output order, named), once, as the frame completes (in
   // completion order, not frame order).
   std::function<void(std::uint64_t frame, std::vector<QTensor> outputs)> frame_outputs;
+  // An open-ended stream (`serve --cluster`): set, `frames` is ignored and frames are sent as
+  // they come. frame_feed() says, without blocking, whether frame_inputs has the next frame
+  // now (Waiting), not yet (Idle), or never again (Closed: the stream ends once the frames
+  // in flight complete). on_streaming is called once every node has loaded the job, with a
+  // thread-safe wake-up to call whenever frame_feed's answer changes (valid until
+  // run_on_cluster returns).
+  enum class Feed { Idle, Waiting, Closed };
+  std::function<Feed()> frame_feed;
+  std::function<void(std::function<void()> wake)> on_streaming;
+  // Open-ended streams: every stats_interval each node of the plan that runs is asked for
+  // its counters, handed to node_counters as they come (a plan switch starts a new job).
+  std::chrono::milliseconds stats_interval{1000};
+  std::function<void(const std::string& node, const NodeCounters& counters)> node_counters;
 };
 
 // One loss or return of a node while frames streamed (OnNodeLoss::Replan). Times are

@@ -15,7 +15,8 @@ namespace dpushard::cluster {
 using Clock = std::chrono::steady_clock;
 
 struct Event {
-  enum class Kind { kReady, kMessage, kClosed };
+  // kWake: no node's; an open-ended stream's frame_feed has news (RunOptions::on_streaming).
+  enum class Kind { kReady, kMessage, kClosed, kWake };
   std::size_t node = 0;
   Kind kind = Kind::kMessage;
   net::Message message;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <set>
 #include <thread>
@@ -75,6 +76,9 @@ Orchestrator::Orchestrator(const ClusterConfig& cluster, const RunOptions& optio
 }
 
 Orchestrator::~Orchestrator() {
+  // The plans made ahead read links_ and options_, members that go before preparing_ does:
+  // a short stream (a serve shut down at once) must not end while they are being made.
+  if (preparing_.valid()) preparing_.wait();
   rejoining_ = false;
   on_io([this] {
     for (Link& link : links_) {
@@ -121,6 +125,8 @@ Event Orchestrator::next(Clock::time_point deadline, const std::string& waiting_
       const auto now = Clock::now();
       if (now >= deadline) fail("", "timed out waiting for " + waiting_for);
       event = inbox_.pop(std::min(deadline, now + kStopPoll));
+      // A wake-up only matters to the stream's own wait; the stream asks its feed anyway.
+      if (event && event->kind == Event::Kind::kWake) event.reset();
     }
     if (std::optional<Event> kept = screened(std::move(*event))) return checked(std::move(*kept));
   }
@@ -399,8 +405,11 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
   result_ = &result;
   frame_cycle_ = frame_cycle(plan);
   const std::size_t outputs = plan.model_outputs.size();
-  const auto frames = static_cast<std::uint64_t>(options_.frames);
-  frames_total_ = frames;
+  // Open-ended (serve): frames come from the feed until it closes; none is "not yet sent".
+  const bool open_ended = static_cast<bool>(options_.frame_feed);
+  const auto frames = open_ended ? std::numeric_limits<std::uint64_t>::max()
+                                 : static_cast<std::uint64_t>(options_.frames);
+  frames_total_ = open_ended ? 0 : frames;
   // A few distinct input sets, cycled (frame f uses seed + f % 4); set 0 is exactly what
   // `exec --seed` feeds.
   const std::uint64_t sets = options_.frame_inputs ? 0 : std::min<std::uint64_t>(frames, 4);
@@ -413,7 +422,7 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
   result.first_outputs.assign(outputs, QTensor{});
   if (options_.hash_every_frame)
     result.frame_output_sha256.assign(frames, std::vector<std::string>(outputs));
-  latencies_ms_.reserve(std::min<std::uint64_t>(frames, std::uint64_t{1} << 20));
+  if (!open_ended) latencies_ms_.reserve(std::min<std::uint64_t>(frames, std::uint64_t{1} << 20));
   // Frames are delivered in frame order: one that completes early waits for those before it.
   std::set<std::uint64_t> waiting_delivery;
   std::set<std::uint64_t> skipped;  // frames whose inputs could not be read
@@ -466,13 +475,39 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
   auto room = [&] {
     return flights_.size() < static_cast<std::size_t>(options_.inflight) && !any_returned();
   };
+  bool feed_closed = false;
+  // Open-ended: the next frame goes only once the feed has it.
+  auto feed_has_frame = [&] {
+    if (!open_ended) return true;
+    if (feed_closed) return false;
+    const RunOptions::Feed feed = options_.frame_feed();
+    feed_closed = feed == RunOptions::Feed::Closed;
+    return feed == RunOptions::Feed::Waiting;
+  };
   auto fill = [&] {
     if (!server)
-      while (next_frame_ < frames && room()) launch();
+      while (next_frame_ < frames && room() && feed_has_frame()) launch();
   };
+  // Open-ended: the nodes' counters, asked now and then (RunOptions::node_counters).
+  Clock::time_point next_stats = Clock::now();
+  auto ask_stats = [&] {
+    if (!open_ended || !options_.node_counters || Clock::now() < next_stats) return;
+    next_stats = Clock::now() + options_.stats_interval;
+    for (std::size_t slot = 0; slot < slots_.size(); ++slot)
+      if (layout_->assignments.count(static_cast<int>(slot)) != 0)
+        send(slots_[slot], net::StatsRequest{job_});
+  };
+  if (open_ended && options_.on_streaming)
+    options_.on_streaming([this] {
+      inbox_.push(Event{0, Event::Kind::kWake, {}, {}, Clock::now(), {}, 0});
+    });
   fill();
-  while (!flights_.empty() || next_frame_ < frames) {
+  while (!flights_.empty() || (open_ended ? !feed_closed : next_frame_ < frames)) {
     try {
+      if (open_ended) {
+        fill();
+        ask_stats();
+      }
       if (flights_.empty() && any_returned()) {
         readmit();
         fill();
@@ -487,11 +522,27 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
           continue;
         }
       }
-      const Clock::time_point deadline = flights_.begin()->second.start + options_.frame_timeout;
+      if (open_ended && flights_.empty() && feed_closed) break;
+      // Open-ended and idle: no frame to wait for, only events and the feed's wake-ups.
+      const Clock::time_point deadline =
+          flights_.empty() ? Clock::time_point::max()
+                           : flights_.begin()->second.start + options_.frame_timeout;
       const std::string waiting_for =
-          "frame " + std::to_string(flights_.begin()->first) + " to complete";
+          flights_.empty() ? std::string("a frame to serve")
+                           : "frame " + std::to_string(flights_.begin()->first) + " to complete";
       Event event;
-      if (server && next_frame_ < frames && room() && arrivals[next_frame_] < deadline) {
+      if (open_ended) {
+        std::optional<Event> popped = inbox_.pop(std::min(deadline, Clock::now() + kStopPoll));
+        if (!popped) {
+          const bool stopped = options_.stop_signal != nullptr && options_.stop_signal->load() != 0;
+          if (stopped || Clock::now() >= deadline) event = next(deadline, waiting_for);  // fails
+          continue;
+        }
+        if (popped->kind == Event::Kind::kWake) continue;  // the feed has news: fill() asks
+        std::optional<Event> kept = screened(std::move(*popped));
+        if (!kept) continue;
+        event = checked(std::move(*kept));
+      } else if (server && next_frame_ < frames && room() && arrivals[next_frame_] < deadline) {
         // Short steps, as next() takes them, so a stop signal is noticed between arrivals.
         std::optional<Event> popped =
             inbox_.pop(std::min(arrivals[next_frame_], Clock::now() + kStopPoll));
@@ -506,8 +557,20 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
       } else {
         event = next(deadline, waiting_for);
       }
-      auto* tensor = std::get_if<net::TensorMsg>(&event.message);
       const std::string& name = links_[event.node].config->name;
+      if (const auto* stats = std::get_if<net::Stats>(&event.message);
+          stats != nullptr && open_ended) {
+        if (stats->job == job_ && options_.node_counters) {
+          NodeCounters counters{stats->job, 0, 0, stats->tensor_bytes_sent};
+          for (const net::FragmentStats& f : stats->fragments) {
+            counters.busy_s += static_cast<double>(f.busy_ns) / 1e9;
+            counters.frames += f.frames;
+          }
+          options_.node_counters(name, counters);
+        }
+        continue;
+      }
+      auto* tensor = std::get_if<net::TensorMsg>(&event.message);
       if (tensor == nullptr)
         fail(name, describe(event.node) + " sent " +
                        std::string(net::message_type_name(net::type_of(event.message))) +
@@ -545,10 +608,14 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
       if (f.received.empty()) f.received.assign(outputs, false);
       f.received[tensor->index] = true;
       if (++f.count < outputs) continue;
-      latencies_ms_.push_back(
-          std::chrono::duration<double, std::milli>(event.at - f.start).count());
+      // A run's percentiles and event rates; an open-ended stream (a server up for days)
+      // keeps no per-frame record, so its memory does not grow with the frames served.
+      if (!open_ended) {
+        latencies_ms_.push_back(
+            std::chrono::duration<double, std::milli>(event.at - f.start).count());
+        completions_.push_back(event.at);
+      }
       stream_end_ = event.at;
-      completions_.push_back(event.at);
       if (open_event_) {  // the first frame on the plan a loss or return switched to
         NodeEvent& switched = result.node_events[*open_event_];
         switched.first_frame_s = since_start(event.at) - switched.detected_s;

@@ -163,7 +163,7 @@ class Orchestrator {
   double outage_from_s_ = 0;  // the last completion before the open event's detection
   // Without real inputs, a few distinct input sets, cycled (frame f uses seed + f % 4).
   std::vector<std::vector<std::shared_ptr<const QTensor>>> input_sets_;
-  std::future<void> preparing_;  // declared last: waited for before anything it uses goes
+  std::future<void> preparing_;  // waited for first thing in the destructor
   net::ConnectionOptions connection_options_;
   net::LinkSpec link_;  // sent to every node in LOAD
   std::vector<Link> links_;

@@ -292,7 +292,8 @@ void Orchestrator::fail_unserved_frames(const std::string& why) {
     add(next_frame_);
     result_->failed_frames.back().last = static_cast<std::int64_t>(frames_total_ - 1);
   }
-  const std::uint64_t count = unserved.size() + (frames_total_ - next_frame_);
+  const std::uint64_t unsent = frames_total_ > next_frame_ ? frames_total_ - next_frame_ : 0;
+  const std::uint64_t count = unserved.size() + unsent;
   const std::int64_t first = result_->failed_frames.empty() ? -1 : result_->failed_frames[0].first;
   flights_.clear();
   throw RunFailure{"", first,
