@@ -79,7 +79,8 @@ if play missing -e compile_vai_c_xir=no-such-vai_c_xir; then fail "ran without v
 grep -q "compile: no-such-vai_c_xir not found on controller" "$scratch/missing.log" \
   || { cat "$scratch/missing.log"; fail "no clear line for a missing vai_c_xir"; }
 
-# 5. compile-plans.yml over a models folder with two plans named alike.
+# 5. compile-plans.yml over a models folder with two plans named alike. The local inventory
+#    sweeps weightless models, which only sim runs: a vart inventory's have weights.
 models=$scratch/models
 for m in a b; do
   "$dpushard" split "$fixtures/resnet20_cifar10_int_quantized.xmodel" -o "$models/$m/n1" --nodes 1 \
@@ -91,7 +92,8 @@ plans() {  # log-name backend extra-args...
   ansible-playbook -i "$scratch/inv" playbooks/compile-plans.yml -e "dpushard_models_dir=$models" \
     -e "dpushard_backend=$backend" -e "compile_arch_json=$scratch/arch.json" \
     -e "compile_work_dir=$scratch/work2" -e "dpushard_bin=$dpushard" \
-    -e "compile_vai_c_xir=$scratch/bin/vai_c_xir" "$@" > "$log" 2>&1
+    -e "compile_vai_c_xir=$scratch/bin/vai_c_xir" -e '{"dpushard_zoo_weights": true}' "$@" \
+    > "$log" 2>&1
 }
 plans plans-sim sim || { cat "$scratch/plans-sim.log"; fail "compile-plans.yml on sim"; }
 [[ ! -e $scratch/work2 && ! -e $models/a/n1/compiled ]] || fail "compile-plans.yml compiled for a sim inventory"
