@@ -113,22 +113,27 @@ void Orchestrator::fail(std::string node, const std::string& message) {
 
 Event Orchestrator::next(Clock::time_point deadline, const std::string& waiting_for) {
   for (;;) {
-    std::optional<Event> event;
-    // Waits in short steps so a stop signal is noticed while the nodes are silent.
-    while (!event) {
-      if (options_.stop_signal != nullptr && options_.stop_signal->load() != 0) {
-        interrupted_by_ = options_.stop_signal->load();
-        fail("", std::string("interrupted by ") +
-                     (interrupted_by_ == SIGINT ? "SIGINT" : "SIGTERM") + " while waiting for " +
-                     waiting_for);
-      }
-      const auto now = Clock::now();
-      if (now >= deadline) fail("", "timed out waiting for " + waiting_for);
-      event = inbox_.pop(std::min(deadline, now + kStopPoll));
-      // A wake-up only matters to the stream's own wait; the stream asks its feed anyway.
-      if (event && event->kind == Event::Kind::kWake) event.reset();
+    if (std::optional<Event> kept = screened(next_from_inbox(deadline, waiting_for)))
+      return checked(std::move(*kept));
+  }
+}
+
+// An event that is not a wake-up (which only matters to the stream's own wait: the stream
+// asks its feed anyway). Waits in short steps so a stop signal is noticed while the nodes
+// are silent.
+Event Orchestrator::next_from_inbox(Clock::time_point deadline, const std::string& waiting_for) {
+  for (;;) {
+    if (options_.stop_signal != nullptr && options_.stop_signal->load() != 0) {
+      interrupted_by_ = options_.stop_signal->load();
+      fail("", std::string("interrupted by ") +
+                   (interrupted_by_ == SIGINT ? "SIGINT" : "SIGTERM") + " while waiting for " +
+                   waiting_for);
     }
-    if (std::optional<Event> kept = screened(std::move(*event))) return checked(std::move(*kept));
+    const auto now = Clock::now();
+    if (now >= deadline) fail("", "timed out waiting for " + waiting_for);
+    if (std::optional<Event> event = inbox_.pop(std::min(deadline, now + kStopPoll));
+        event && event->kind != Event::Kind::kWake)
+      return std::move(*event);
   }
 }
 

@@ -116,6 +116,7 @@ class Orchestrator {
   // The next event; closed connections, ERROR and FRAME_ERROR end the run (with Replan
   // while streaming, a lost node throws NodeLost and stale events are skipped).
   Event next(Clock::time_point deadline, const std::string& waiting_for);
+  Event next_from_inbox(Clock::time_point deadline, const std::string& waiting_for);
   // The same for an event popped already (Server: waiting for an event or an arrival).
   // nullopt: a stale event, or one the recovery consumed (a returning node).
   std::optional<Event> screened(Event event);
