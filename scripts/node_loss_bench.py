@@ -97,14 +97,7 @@ def run_one(cli, work, model, nodes, args):
         with open(out) as f:
             result = json.load(f)
     finally:
-        for w in workers:
-            if w.poll() is None:
-                w.send_signal(signal.SIGTERM)
-        for w in workers:
-            try:
-                w.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                w.kill()
+        worker_files.stop_workers(workers)
     return result, predicted, killed_at
 
 

@@ -193,14 +193,7 @@ def main():
                 json.dump(summary, f, indent=2)
         return 1 if errors or any(w.poll() is not None for w in workers) else 0
     finally:
-        for w in workers:
-            if w.poll() is None:
-                w.send_signal(signal.SIGTERM)
-        for w in workers:
-            try:
-                w.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                w.kill()
+        worker_files.stop_workers(workers)
         subprocess.run(["rm", "-rf", work])
 
 

@@ -1,5 +1,7 @@
 """Helpers the scripts that start `dpushard worker` processes share (soak.py, node_loss_bench.py)."""
 import os
+import signal
+import subprocess
 import time
 
 
@@ -16,3 +18,15 @@ def wait_for_file(path, process, who, seconds):
             raise SystemExit(f"{who}: worker exited with {process.returncode} before listening")
         time.sleep(0.05)
     raise SystemExit(f"{who}: no {path} after {seconds} s")
+
+
+def stop_workers(processes, seconds=10):
+    """SIGTERM every worker still running, then wait for each; SIGKILL one that outlives `seconds`."""
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            process.kill()
