@@ -19,7 +19,6 @@ is zero errors and growth under 5 %. Exits 1 when a job fails or a worker dies.
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
