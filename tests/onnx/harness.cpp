@@ -19,7 +19,10 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 }  // namespace
 
 std::filesystem::path work_dir(const std::string& name) {
-  const std::filesystem::path dir = std::filesystem::path(DPUSHARD_ONNX_WORK) / name;
+  // One folder per process: ctest runs each test of a suite in a process of its own, and
+  // two processes sharing a fixture's folder remove each other's files.
+  const std::filesystem::path dir =
+      std::filesystem::path(DPUSHARD_ONNX_WORK) / (name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
