@@ -6,7 +6,7 @@
 #   DPUSHARD_SKIP_AARCH64=1  skip the aarch64 cross build and its qemu tests
 #   DPUSHARD_SKIP_ASAN=1     skip the sanitizer pass
 #   DPUSHARD_SKIP_FUZZ=1     skip the fuzzers
-#   DPUSHARD_FUZZ_SECONDS=N  seconds per fuzz target (20; five targets, fuzz/README.md)
+#   DPUSHARD_FUZZ_SECONDS=N  seconds per fuzz target (20; six targets with the image decoders, fuzz/README.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -68,14 +68,19 @@ if [[ "${DPUSHARD_SKIP_FUZZ:-0}" != "1" ]]; then
   # -O1 with line tables only, as fuzzing builds usually are. Cold and without ccache the
   # two first targets took about 130 CPU-seconds (174 s on a loaded 2-core machine); the
   # three readers added in issue 11 compile plan_yaml/plan_check/names,
-  # cluster_config/token/connection/buffer_pool on top. Five 20-second
-  # runs add 100 s (20 s, not 30: the whole suite stays under its 50 minutes).
+  # cluster_config/token/connection/buffer_pool on top, the image decoders frames. Six 20-second
+  # runs add 120 s (20 s, not 30: the whole suite stays under its 50 minutes).
   CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -DDPUSHARD_BUILD_FUZZERS=ON -DDPUSHARD_SANITIZE=ON -DDPUSHARD_BUILD_TESTS=OFF \
     -DDPUSHARD_BUILD_BENCH=OFF -DDPUSHARD_WITH_ONEDNN=OFF -DDPUSHARD_WERROR=OFF
-  cmake --build build/fuzz -j "$jobs" --target fuzz_frame_decoder fuzz_xmodel_reader \
-    fuzz_plan_yaml fuzz_cluster_yaml fuzz_npy_reader make_frame_seeds
+  fuzz_targets=(fuzz_frame_decoder fuzz_xmodel_reader fuzz_plan_yaml fuzz_cluster_yaml
+                fuzz_npy_reader make_frame_seeds)
+  # The image decoders exist where libturbojpeg and libpng do (install-deps.sh installs them).
+  if cmake --build build/fuzz --target help | grep -q '^fuzz_image_decoder:'; then
+    fuzz_targets+=(fuzz_image_decoder)
+  fi
+  cmake --build build/fuzz -j "$jobs" --target "${fuzz_targets[@]}"
   # The xmodel reader starts from the micro-models (small, every op kind the zoo makes).
   xmodel_seeds=build/fuzz/xmodel-seeds
   rm -rf "$xmodel_seeds"
