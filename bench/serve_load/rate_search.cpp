@@ -55,6 +55,13 @@ json search_rate(const RateSearchOptions& options, LoadOptions load,
     load.seed = seed;
     return run_poisson_load(load, send);
   };
+  // Untimed first: every connection opened, the cluster's stream and serve's queue warm (the
+  // suites' search follows the configuration's Offline runs on the same workers).
+  LoadOptions warm = load;
+  warm.rate = options.top_rate / 2;
+  warm.duration_s = std::max(0.25, 2.0 * std::max(1, load.concurrency) / warm.rate);
+  warm.seed = 999;
+  const LoadResult warmed = run_poisson_load(warm, send);
   ServerSearchOptions search;
   search.top_rate = options.top_rate;
   search.bound_ms = options.bound_ms;
@@ -87,6 +94,7 @@ json search_rate(const RateSearchOptions& options, LoadOptions load,
                  {"trials", found.trials},
                  {"errors", errors},
                  {"tried", tried}};
+  result["warmup"] = trial_json(warm.rate, warmed);
   if (options.at_rate > 0) {
     const LoadResult r = run_at(options.at_rate, 1000);
     result["at_rate"] = trial_json(options.at_rate, r);

@@ -23,9 +23,10 @@ struct RateSearchOptions {
 // One trial's arrivals at `rate`: at least 64, and at least `min_seconds` long.
 double trial_seconds(double rate, double min_seconds);
 
-// Runs the search with `send` (run_poisson_load's) and returns
-// {"bound_ms", "top_rate", "rate", "p50_ms", "p99_ms", "trials", "errors", "tried": [...],
-//  "at_rate": {...} (with at_rate > 0)}. A trial whose requests all failed stops the search
+// Runs the search with `send` (run_poisson_load's), after an untimed warm-up (at half the
+// top rate, two requests per sender on average), and returns {"bound_ms", "top_rate",
+// "rate", "p50_ms", "p99_ms", "trials", "errors", "tried": [...], "warmup": {...},
+// "at_rate": {...} (with at_rate > 0)}. A trial whose requests all failed stops the search
 // and throws std::runtime_error naming the first error; a trial with some failed requests
 // does not meet the bound (its failures are counted in "errors").
 nlohmann::json search_rate(const RateSearchOptions& options, LoadOptions load,
