@@ -33,7 +33,7 @@ mkdir -p "$run" "$work/models/e3-32x32x3-s1-nw/cnn-1M"
 model=$work/models/e3-32x32x3-s1-nw/cnn-1M_int.xmodel
 "$bin" zoo cnn --params 1M --experts 3 --input 32x32x3 --seed 1 --no-weights -o "$model" >/dev/null
 "$bin" split "$model" --nodes 2 --strategy replicate \
-  -o "$work/models/e3-32x32x3-s1-nw/cnn-1M/n2-replicate" >/dev/null
+  -o "$work/models/e3-32x32x3-s1-nw/cnn-1M/n2-replicate" >/dev/null 2>&1
 
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$scratch/token"
 for i in 1 2; do
