@@ -1,10 +1,15 @@
 // bench_serve_load PLAN_DIR [--server HOST:PORT] [--in-process] [--rate R] [--duration S]
 //                           [--concurrency C] [--runners N] [--backend B] [--json-tensors]
-//                           [--token-file F] [--json]
+//                           [--token-file F] [--json] [--out FILE]
+// bench_serve_load PLAN_DIR --server HOST:PORT --search --max-latency-ms B --top-rate R
+//                           [--server-trials N] [--min-seconds S] [--at-rate A] ...
 // The Server scenario: Poisson-timed infer requests on the plan's model, sent to a running
 // `dpushard serve` (binary tensor data, or JSON with --json-tensors) and/or run on the same
 // plan in this process (LocalExecutor, as serve --local runs it) at the same rate; prints the
 // achieved rate, p50/p99 latency and errors of each, and serve's overhead per request.
+// --search instead looks for the highest rate whose p99 through serve stays under B (the
+// suites' search, server_search.hpp), and with --at-rate also measures serve at rate A (the
+// in-process orchestrator's Server rate, for the overhead per request at the same rate).
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dpushard/atomic_file.hpp"
 #include "dpushard/builtin_backends.hpp"
 #include "dpushard/local_executor.hpp"
 #include "dpushard/net.hpp"
@@ -26,6 +32,7 @@
 #include "dpushard/tensor.hpp"
 #include "serve_load/http_client.hpp"
 #include "serve_load/poisson_load.hpp"
+#include "serve_load/rate_search.hpp"
 
 namespace {
 
@@ -44,6 +51,10 @@ struct Args {
   bool json_tensors = false;
   std::string token_file;
   bool json = false;
+  std::string out_file;
+  std::vector<std::string> context;  // KEY=VALUE, copied into the JSON's "context"
+  bool search = false;
+  dpushard::bench::RateSearchOptions search_options;
 };
 
 // One request body for the model's inputs (seeded random int8 frames).
@@ -90,6 +101,20 @@ json summary(const LoadResult& r) {
           {"p99_ms", ms(r.percentile_ms(99))}};
 }
 
+// A failed request's label: the status and the protocol's error message, when it has one.
+std::string http_error(const dpushard::bench::HttpReply& reply) {
+  std::string label = std::to_string(reply.status);
+  try {
+    const json body = json::parse(reply.body);
+    if (body.is_object() && body.contains("error") && body["error"].is_string())
+      label += " " + body["error"].get<std::string>();
+  } catch (const json::exception&) {
+  }
+  return label;
+}
+
+int finish(const Args& a, const json& report);
+
 std::string line(const std::string& what, const json& s) {
   std::ostringstream out;
   out.precision(4);
@@ -106,11 +131,20 @@ std::string line(const std::string& what, const json& s) {
 int run(const Args& a) {
   const dpushard::Plan plan = dpushard::read_plan(a.plan_dir);
   const std::string model = plan.model_name;
-  json report = {{"plan", a.plan_dir},
-                 {"model", model},
-                 {"rate", a.load.rate},
-                 {"duration_s", a.load.duration_s},
-                 {"concurrency", a.load.concurrency}};
+  json report = {{"plan", a.plan_dir}, {"model", model}, {"concurrency", a.load.concurrency}};
+  if (!a.context.empty()) {
+    report["context"] = json::object();
+    for (const std::string& kv : a.context) {
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw std::runtime_error("--context takes KEY=VALUE, not '" + kv + "'");
+      report["context"][kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+  }
+  if (!a.search) {
+    report["rate"] = a.load.rate;
+    report["duration_s"] = a.load.duration_s;
+  }
   if (!a.server.empty()) {
     const auto colon = a.server.rfind(':');
     if (colon == std::string::npos) throw std::runtime_error("--server takes HOST:PORT");
@@ -123,16 +157,22 @@ int run(const Args& a) {
     for (int i = 0; i < a.load.concurrency; ++i)
       connections.push_back(std::make_unique<HttpConnection>(host, port));
     const std::string target = "/v2/models/" + model + "/infer";
-    const LoadResult r = dpushard::bench::run_poisson_load(a.load, [&](int sender) {
+    const auto send = [&](int sender) {
       try {
         const auto reply = connections[std::size_t(sender)]->request("POST", target, request.body,
                                                                      request.headers);
-        return reply.status == 200 ? std::string() : std::to_string(reply.status);
+        return reply.status == 200 ? std::string() : http_error(reply);
       } catch (const std::exception& e) {
         return std::string("connection: ") + e.what();
       }
-    });
-    report["serve"] = summary(r);
+    };
+    if (a.search) {
+      report["kind"] = "serve_server_search";
+      report["search"] = dpushard::bench::search_rate(a.search_options, a.load, send);
+      report["search"]["tensors"] = a.json_tensors ? "json" : "binary";
+      return finish(a, report);
+    }
+    report["serve"] = summary(dpushard::bench::run_poisson_load(a.load, send));
     report["serve"]["tensors"] = a.json_tensors ? "json" : "binary";
   }
   if (a.in_process) {
@@ -160,10 +200,20 @@ int run(const Args& a) {
                                                report["in_process"]["p50_ms"].get<double>()},
                                    {"p99", report["serve"]["p99_ms"].get<double>() -
                                                report["in_process"]["p99_ms"].get<double>()}};
+  return finish(a, report);
+}
+
+int finish(const Args& a, const json& report) {
+  if (!a.out_file.empty()) dpushard::write_file_atomically(a.out_file, report.dump(2) + "\n");
   if (a.json) {
     std::cout << report.dump(2) << "\n";
     return 0;
   }
+  if (report.contains("search")) {
+    std::cout << dpushard::bench::describe_search(report["search"], a.server);
+    return 0;
+  }
+  const std::string model = report["model"].get<std::string>();
   std::cout << "Server scenario on " << model << ": Poisson " << a.load.rate << "/s for "
             << a.load.duration_s << " s, " << a.load.concurrency << " senders\n";
   if (report.contains("serve"))
@@ -209,9 +259,36 @@ int main(int argc, char** argv) {
   app.add_flag("--json-tensors", a.json_tensors, "Send JSON tensors instead of binary data");
   app.add_option("--token-file", a.token_file, "serve's --token-file");
   app.add_flag("--json", a.json, "Print one JSON object");
+  app.add_option("--out", a.out_file, "Also write the JSON object to this file (atomically)");
+  app.add_option("--context", a.context,
+                 "KEY=VALUE added to the JSON's \"context\" (what was served; repeatable)");
+  dpushard::bench::RateSearchOptions& so = a.search_options;
+  app.add_flag("--search", a.search,
+               "With --server: find the highest Poisson rate whose p99 stays under "
+               "--max-latency-ms (bisection up to --top-rate, as the suites' Server scenario)");
+  app.add_option("--max-latency-ms", so.bound_ms, "--search: the p99 bound in ms")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--top-rate", so.top_rate,
+                 "--search: the bisection's upper end, requests/s (the plan's Offline rate)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--server-trials", so.rates, "--search: rates tried by the bisection")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_option("--min-seconds", so.min_seconds,
+                 "--search: seconds of arrivals per rate tried (at least 64 arrivals)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--at-rate", so.at_rate,
+                 "--search: also measure serve at this rate (the in-process Server rate)")
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
   if (a.server.empty() && !a.in_process) {
     std::cerr << "bench_serve_load: give --server HOST:PORT, --in-process, or both\n";
+    return 2;
+  }
+  if (a.search && (a.server.empty() || a.in_process || !(so.bound_ms > 0) || !(so.top_rate > 0))) {
+    std::cerr << "bench_serve_load: --search needs --server, --max-latency-ms and --top-rate "
+                 "(and no --in-process)\n";
     return 2;
   }
   try {

@@ -28,8 +28,12 @@ class ClusterExecutor final : public InferenceExecutor {
  public:
   // Starts connecting, uploading and loading at once (on a thread of its own); ready() turns
   // true once every node has loaded the job. `options.inflight` frames are kept in flight.
+  // `timing_only`: a frame whose outputs a timing-only node (sim) did not compute is
+  // answered with them (zeros, QTensor::computed false) instead of failing: for benchmarks
+  // of serve on modeled boards (serve --timing-only).
   ClusterExecutor(const Plan& plan, const std::string& plan_dir,
-                  const cluster::ClusterConfig& cluster, cluster::RunOptions options);
+                  const cluster::ClusterConfig& cluster, cluster::RunOptions options,
+                  bool timing_only = false);
   ~ClusterExecutor() override;  // close()
   // Closes the stream: the frames in flight complete, the workers unload the job; new
   // requests fail. Returns once the orchestrator has finished. Idempotent.
@@ -65,6 +69,7 @@ class ClusterExecutor final : public InferenceExecutor {
   const std::string plan_dir_;
   const cluster::ClusterConfig cluster_;
   cluster::RunOptions options_;
+  const bool timing_only_;
   ServedModel model_;
   std::atomic<bool> ready_{false};
   std::atomic<int> stop_{0};  // set when closed before the stream ran: connecting stops

@@ -1,5 +1,6 @@
 // dpushard serve PLAN_DIR --local [--backend ref|cpu] [--threads T] [--runners N]
 // dpushard serve PLAN_DIR --cluster C [--inflight K] [--on-node-loss replan|fail] [--model M]
+//   [--timing-only]
 //   [--listen HOST:PORT] [--token-file F] [--port-file F]
 //   [--queue N] [--max-body BYTES] [--read-timeout-ms MS]
 // Serves a split plan's model over the Open Inference Protocol (KServe v2 HTTP/REST, with
@@ -58,6 +59,7 @@ struct ServeArgs {
   std::string on_node_loss = "replan";  // a server keeps serving through a lost worker
   std::string model;                    // replan: the source model; empty: plan.yaml's
   double peer_timeout_s = 3.0;
+  bool timing_only = false;  // answer frames a sim node only timed (benchmarks)
 };
 
 // "HOST:PORT" (an IPv6 host in brackets: "[::1]:8000").
@@ -102,7 +104,7 @@ int serve_on_cluster(const ServeArgs& a, ServeOptions& options) {
       return planner->plan_for(nodes, why);
     };
   }
-  ClusterExecutor executor(plan, a.plan_dir, config, run);
+  ClusterExecutor executor(plan, a.plan_dir, config, run, a.timing_only);
   // A cluster that never streams (a worker unreachable, a refused upload) ends serve, by the
   // signal run_server stops on: raised only once it listens (its handler installed).
   std::mutex phase_mutex;
@@ -126,7 +128,8 @@ int serve_on_cluster(const ServeArgs& a, ServeOptions& options) {
   options.on_listening = [&](std::uint16_t port) {
     std::cout << "serving " << executor.model().name << " on http://" << options.host << ":" << port
               << "/v2 (" << plan.nodes << " nodes of " << a.cluster_file << ", " << run.inflight
-              << " frames in flight, on node loss: " << a.on_node_loss << ")" << std::endl;
+              << " frames in flight, on node loss: " << a.on_node_loss
+              << (a.timing_only ? ", timing only" : "") << ")" << std::endl;
     if (!a.port_file.empty()) write_file_atomically(a.port_file, std::to_string(port) + "\n");
     enter(Phase::kListening);
   };
@@ -155,6 +158,8 @@ int run_serve(const ServeArgs& a) {
     throw UsageError("serve: --local and --cluster exclude each other");
   if (a.on_node_loss != "replan" && a.on_node_loss != "fail")
     throw UsageError("serve: --on-node-loss takes replan or fail, not '" + a.on_node_loss + "'");
+  if (a.timing_only && a.cluster_file.empty())
+    throw UsageError("serve: --timing-only is for --cluster (workers on the sim backend)");
   if (a.cluster_file.empty() && !a.local)
     throw UsageError(
         "serve: say where to run the plan: --local (in this process) or --cluster cluster.yaml");
@@ -209,6 +214,9 @@ Command add_serve_command(CLI::App& app) {
                   "--cluster: seconds of silence after which a worker counts as lost")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 3600.0));
+  sub->add_flag("--timing-only", a.timing_only,
+                "--cluster, for benchmarks on sim workers: answer a frame the workers only "
+                "timed with its zeros, each output marked \"computed\": false (else 500)");
   sub->add_option("--backend", a.backend, "--local: the backend the fragments run on")
       ->capture_default_str();
   sub->add_option("--threads", a.threads, "Threads per runner for backends that use them")

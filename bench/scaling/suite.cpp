@@ -18,6 +18,7 @@
 #include "scaling/model_store.hpp"
 #include "scaling/options.hpp"
 #include "scaling/progress.hpp"
+#include "server_search/server_search.hpp"
 
 namespace dpushard::bench {
 namespace {
@@ -400,7 +401,8 @@ std::string config_key(const Config& c) {
 // MLPerf LoadGen's Server scenario: frames arrive as a Poisson process; the result is the
 // highest rate whose p99 latency stays under the bound (--max-latency-ms, else
 // --server-latency-multiple x one node's SingleStream p50 of the model), found by bisection
-// between 0 and the configuration's Offline rate in --server-trials runs.
+// between 0 and the configuration's Offline rate in --server-trials runs (search_server_rate,
+// which bench_serve_load --search shares).
 void run_server(benchmark::State& state, Suite& s, Config& c) {
   const SweepOptions& o = s.options;
   double bound_ms = o.max_latency_ms;
@@ -419,45 +421,43 @@ void run_server(benchmark::State& state, Suite& s, Config& c) {
   double best = 0, best_p99 = 0, best_p50 = 0, wall = 0;
   int trials = 0;
   for (auto _ : state) {
-    double lo = 0, hi = top;
-    for (int i = 0; i < o.server_trials; ++i) {
-      const double rate = (lo + hi) / 2;
-      // A rate that misses the bound is tried once more (another arrival schedule): on a
-      // shared machine one late timer decides a p99 of 64 frames.
-      bool met = false;
-      for (int attempt = 0; attempt < 2 && !met; ++attempt) {
-        cluster::RunOptions ro;
-        ro.frames = std::max<std::int64_t>(64, static_cast<std::int64_t>(rate * o.min_seconds));
-        ro.arrival_fps = rate;
-        ro.inflight = c.inflight;  // the Offline window: arrivals beyond it queue at the head
-        ro.seed = static_cast<std::uint64_t>(2 * i + attempt);
-        ro.name = "bench_" + o.family + "_scaling";
-        cluster::RunResult r;
-        try {
-          r = cluster::run_on_cluster(c.plan, c.dir, s.cluster, ro);
-        } catch (const std::exception& e) {
-          r.error = e.what();
-        }
-        if (!r.complete) {
-          state.SkipWithError(("Server: " + run_error(r)).c_str());
-          s.progress->finish(c.label, c.weight, "FAILED: " + run_error(r));
-          return;
-        }
-        wall += r.wall_s;
-        ++trials;
-        met = r.latency_p99_ms <= bound_ms;
-        if (met && rate > best) {
-          best = rate;
-          best_p99 = r.latency_p99_ms;
-          best_p50 = r.latency_p50_ms;
-        }
-      }
-      (met ? lo : hi) = rate;
-      // Missed at an eighth of the Offline rate or less: the plan is busy at most an eighth
-      // of the time, so its tail is no queue a lower rate would shorten (one late timer on a
-      // loaded machine, or a bound under one frame's own latency). Searching further down
-      // would only stream 64 arrivals at ever lower rates, minutes at the largest sizes.
-      if (!met && rate <= top / 8) break;
+    ServerSearchOptions search;
+    search.top_rate = top;
+    search.bound_ms = bound_ms;
+    search.rates = o.server_trials;
+    const ServerSearchResult found =
+        search_server_rate(search, [&](double rate, std::uint64_t seed) {
+          cluster::RunOptions ro;
+          ro.frames = std::max<std::int64_t>(64, static_cast<std::int64_t>(rate * o.min_seconds));
+          ro.arrival_fps = rate;
+          ro.inflight = c.inflight;  // the Offline window: arrivals beyond it queue at the head
+          ro.seed = seed;
+          ro.name = "bench_" + o.family + "_scaling";
+          cluster::RunResult r;
+          try {
+            r = cluster::run_on_cluster(c.plan, c.dir, s.cluster, ro);
+          } catch (const std::exception& e) {
+            r.error = e.what();
+          }
+          ServerTrial t;
+          t.complete = r.complete;
+          if (!r.complete) t.error = run_error(r);
+          t.p50_ms = r.latency_p50_ms;
+          t.p99_ms = r.latency_p99_ms;
+          t.wall_s = r.wall_s;
+          return t;
+        });
+    if (!found.error.empty()) {
+      state.SkipWithError(("Server: " + found.error).c_str());
+      s.progress->finish(c.label, c.weight, "FAILED: " + found.error);
+      return;
+    }
+    wall += found.wall_s;
+    trials += found.trials;
+    if (found.rate > best) {
+      best = found.rate;
+      best_p99 = found.p99_ms;
+      best_p50 = found.p50_ms;
     }
     state.SetIterationTime(wall);
   }

@@ -484,6 +484,104 @@ TEST(ReportAnalysis, ServerIsTheHighestRateUnderItsBoundBesideOffline) {
   EXPECT_NE(text.find("none met it"), std::string::npos);
 }
 
+// The Server search through `dpushard serve` (the sweep role's serve-<family>-<size>.json)
+// beside the in-process orchestrator's Server row of the same configuration: rates, p50/p99,
+// failed requests and serve's overhead per request at the in-process rate; nothing without
+// the file, and a malformed one is an error naming it.
+TEST(ReportAnalysis, ServerThroughServeIsShownBesideTheInProcessOrchestrators) {
+  json doc = with_scenarios(testing::benchmark_json("cnn", testing::cnn_configs(), "sim"));
+  json server = doc["benchmarks"][0];
+  for (const char* key : {"name", "run_name"})
+    server[key] =
+        "cnn/params:10M/nodes:3/strategy:replicate/scenario:Server/iterations:1/manual_time";
+  server["nodes"] = 3;
+  server["fps"] = 50.0;
+  server["latency_bound_ms"] = 30.0;
+  server["p50_ms"] = 12.0;
+  server["p99_ms"] = 27.5;
+  server["offline_fps"] = 58.0;
+  server["label"] = "replicate [planner's choice]";
+  doc["benchmarks"].push_back(server);
+
+  TempDir dir;
+  testing::write_json(dir / "bench_cnn_scaling.json", doc);
+  report::MarkdownOptions md;
+  md.figures = false;
+  md.figures_note = "test";
+  {  // no serve file: no section
+    const report::RunResults results = report::read_results(dir.path());
+    EXPECT_TRUE(results.serve.empty());
+    const std::string text = report::render_markdown(results, report::analyze(results), md);
+    EXPECT_EQ(text.find("Server through `dpushard serve`"), std::string::npos);
+  }
+  const json search = {{"kind", "serve_server_search"},
+                       {"plan", "/m/cnn-10M/n3-replicate"},
+                       {"model", "zoo_cnn"},
+                       {"concurrency", 32},
+                       {"context",
+                        {{"family", "cnn"},
+                         {"size", "10M"},
+                         {"nodes", "3"},
+                         {"strategy", "replicate"},
+                         {"plan_label", "replicate"},
+                         {"backend", "sim"}}},
+                       {"search",
+                        {{"bound_ms", 30.0},
+                         {"top_rate", 58.0},
+                         {"rate", 43.5},
+                         {"p50_ms", 13.25},
+                         {"p99_ms", 29.0},
+                         {"trials", 7},
+                         {"errors", 2},
+                         {"tensors", "binary"},
+                         {"at_rate",
+                          {{"rate", 50.0},
+                           {"achieved_rate", 49.1},
+                           {"p50_ms", 12.5},
+                           {"p99_ms", 31.0},
+                           {"errors", {{"503", 1}}}}}}}};
+  testing::write_json(dir / "serve-cnn-10M.json", search);
+  const report::RunResults results = report::read_results(dir.path());
+  ASSERT_EQ(results.serve.size(), 1u);
+  EXPECT_EQ(results.serve[0].file, "serve-cnn-10M.json");
+  const std::string text = report::render_markdown(results, report::analyze(results), md);
+  const auto at = text.find("#### Server through `dpushard serve`");
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_GT(at, text.find("### Server"));  // right after the in-process Server table
+  EXPECT_NE(text.find("`--timing-only`"), std::string::npos);
+  // in-process 50.0 (12.00 / 27.50), serve 43.5 (13.25 / 29.00), 0.87 of it, 2 + 1 failed;
+  // at 50/s serve's 12.50 / 31.00 is 0.50 / 3.50 ms over the orchestrator's.
+  EXPECT_NE(text.find("| 10M | 3 | replicate | 30.0 | 50.0 | 12.00 / 27.50 | 43.5 | "
+                      "13.25 / 29.00 | 0.87 | 3 | 12.50 / 31.00 at 50.0/s | 0.50 / 3.50 |"),
+            std::string::npos)
+      << text.substr(at, 1500);
+  EXPECT_NE(text.find("[`serve-cnn-10M.json`](serve-cnn-10M.json)"), std::string::npos);
+
+  // A search with no in-process row to stand beside, and none that met the bound.
+  json alone = search;
+  alone["context"]["size"] = "5M";
+  alone["search"]["rate"] = 0.0;
+  alone["search"].erase("at_rate");
+  testing::write_json(dir / "serve-cnn-5M.json", alone);
+  const report::RunResults two = report::read_results(dir.path());
+  const std::string text2 = report::render_markdown(two, report::analyze(two), md);
+  EXPECT_NE(text2.find("| 5M | 3 | replicate | 30.0 | — (no in-process Server row) | — | none "
+                       "met it | — | — | 2 | — | — |"),
+            std::string::npos)
+      << text2.substr(text2.find("#### Server through"), 1500);
+
+  // Malformed: the file is named.
+  json broken = search;
+  broken["search"].erase("rate");
+  testing::write_json(dir / "serve-cnn-5M.json", broken);
+  try {
+    report::read_results(dir.path());
+    ADD_FAILURE() << "a serve search without its rate was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("serve-cnn-5M.json"), std::string::npos) << e.what();
+  }
+}
+
 // The planner's --max-latency-ms objective judged against Server: the p99 at the highest
 // rate Server found against the bound the plan was made with.
 TEST(ReportAnalysis, ThePlannersLatencyBoundIsJudgedAgainstServersP99) {

@@ -7,7 +7,8 @@ ports, writes their cluster.yaml and serves the plan on them. The tests check in
 byte-identical to `dpushard exec` (JSON INT8 and the binary extension), concurrent clients,
 /v2/health/ready turning ready only once every node has answered, per-node /metrics, a
 worker killed while clients keep sending (every request still answered correctly), and the
-last worker killed (the requests in flight get the coded error, then 503).
+last worker killed (the requests in flight get the coded error, then 503), and sim workers
+(requests fail unless serve runs --timing-only, which marks the zeros "computed": false).
 
   /usr/bin/python3 tests/serve/serve_cluster_test.py --dpushard build/release/tools/dpushard \\
       [TestClass]
@@ -30,9 +31,9 @@ from serve_test import (MODEL, Workspace, binary_request, json_request, parse_me
 
 
 class Cluster:
-    """Three ref workers and the cluster.yaml that lists them."""
+    """Three ref workers (or `backend`'s) and the cluster.yaml that lists them."""
 
-    def __init__(self, tag, count=3):
+    def __init__(self, tag, count=3, backend="ref"):
         self.dir = os.path.join(Workspace.dir, tag)
         os.makedirs(self.dir, exist_ok=True)
         with open(os.path.join(self.dir, "token"), "w") as f:
@@ -48,14 +49,15 @@ class Cluster:
                     [serve_test.DPUSHARD, "worker", "--listen", "127.0.0.1:0", "--cache",
                      os.path.join(self.dir, f"cache-w{i}"), "--token-file",
                      os.path.join(self.dir, "token"), "--name", f"w{i}", "--port-file",
-                     port_file, "--backend", "ref"], stdout=log, stderr=subprocess.STDOUT))
+                     port_file, "--backend", backend], stdout=log, stderr=subprocess.STDOUT))
             ports.append(self._port(port_file))
         self.yaml = os.path.join(self.dir, "cluster.yaml")
         with open(self.yaml, "w") as f:
             f.write("token_file: token\nlink_gbps: 1\nnodes:\n")
             for i, port in enumerate(ports):
-                f.write(f"  - {{name: w{i}, address: '127.0.0.1:{port}', backend: ref, "
-                        "target: host}\n")
+                target = "kv260" if backend == "sim" else "host"
+                f.write(f"  - {{name: w{i}, address: '127.0.0.1:{port}', backend: {backend}, "
+                        f"target: {target}}}\n")
 
     @staticmethod
     def _port(port_file):
@@ -183,6 +185,41 @@ class ClusterInfer(ClusterTest):
             self.assertGreater(m[("dpushard_node_busy_seconds_total", (("node", node),))], 0)
             self.assertGreater(m[("dpushard_node_bytes_total",
                                   (("direction", "out"), ("node", node)))], 0)
+
+
+class TimingOnly(ClusterTest):
+    """Workers on the timing-only sim backend: a request fails (500, naming --timing-only)
+    unless serve runs --timing-only, which answers the zeros marked "computed": false."""
+
+    def setUp(self):
+        Workspace.make()
+        self.cluster = Cluster(type(self).__name__, backend="sim")
+        self.server = None
+
+    def test_sim_outputs_fail_without_the_flag_and_are_marked_with_it(self):
+        self.server = ClusterServer(self.cluster, "--on-node-loss", "fail")
+        self.server.wait_ready()
+        status, r = self.server.json("POST", f"/v2/models/{MODEL}/infer", json_request(1))
+        self.assertEqual(status, 500, r)
+        self.assertIn("--timing-only", r["error"])
+        self.server.stop()
+        self.server = ClusterServer(self.cluster, "--on-node-loss", "fail", "--timing-only")
+        self.server.wait_ready()
+        status, r = self.server.json("POST", f"/v2/models/{MODEL}/infer", json_request(2))
+        self.assertEqual(status, 200, r)
+        out = r["outputs"][0]
+        self.assertEqual(out["data"], [0] * 10)
+        self.assertIs(out["parameters"]["computed"], False)
+        body, headers = binary_request(3)
+        status, h, data = self.server.call("POST", f"/v2/models/{MODEL}/infer", body, headers)
+        self.assertEqual(status, 200, data)
+        header, binary = split_binary(h, data)
+        self.assertIs(header["outputs"][0]["parameters"]["computed"], False)
+        self.assertEqual(binary, bytes(10))
+        r = subprocess.run([serve_test.DPUSHARD, "serve", f"{Workspace.dir}/plan", "--local",
+                            "--timing-only"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--timing-only is for --cluster", r.stderr)
 
 
 class ReadyAfterNodesAnswer(ClusterTest):

@@ -9,6 +9,7 @@
 #include "dpu_section.hpp"
 #include "figures.hpp"
 #include "published.hpp"
+#include "serve_section.hpp"
 
 namespace dpushard::report {
 namespace {
@@ -600,8 +601,8 @@ std::string family_note(const std::string& family) {
   return "";
 }
 
-void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnalysis& fa,
-                    const MarkdownOptions& o) {
+void family_section(std::ostringstream& md, const RunResults& results, const Analysis& a,
+                    const FamilyAnalysis& fa, const MarkdownOptions& o) {
   const std::string offline = fa.scenarios ? " Offline scenario." : "";
   md << "## " << fa.family << "\n\n"
      << family_note(fa.family) << "### Speedup and parallel efficiency"
@@ -640,6 +641,7 @@ void family_section(std::ostringstream& md, const Analysis& a, const FamilyAnaly
            fa.scenarios ? "SingleStream: latency of one frame alone, p50 (solid), p99 (dashed)."
                         : "Latency per frame under load, p50 (solid) and p99 (dashed).");
   server_section(md, fa);
+  md << render_serve_section(fa, results.serve);
   md << render_dpu_section(fa, a.modeled);
   md << "### Bytes moved\n\n";
   if (o.figures)
@@ -723,7 +725,7 @@ std::string render_markdown(const RunResults& results, const Analysis& a,
   run_section(md, results, a);
   break_even_section(md, a);
   md << render_published_section(a, read_slurm_overhead(results.dir));
-  for (const auto& fa : a.families) family_section(md, a, fa, o);
+  for (const auto& fa : a.families) family_section(md, results, a, fa, o);
   if (!a.failed.empty()) {
     md << "## Failed configurations\n\n";
     for (const auto& m : a.failed)
@@ -735,8 +737,15 @@ std::string render_markdown(const RunResults& results, const Analysis& a,
   for (std::size_t i = 0; i < results.suites.size(); ++i)
     md << (i ? ", " : "") << "[`" << results.suites[i].file << "`](" << results.suites[i].file
        << ")";
-  md << " (compare two runs with `/usr/share/benchmark/compare.py benchmarks A.json B.json`); "
-        "environment: [`env.json`](env.json); figure data: `plots/figures.json`. Rendered by "
+  md << " (compare two runs with `/usr/share/benchmark/compare.py benchmarks A.json B.json`); ";
+  if (!results.serve.empty()) {
+    md << "Server through `dpushard serve`: ";
+    for (std::size_t i = 0; i < results.serve.size(); ++i)
+      md << (i ? ", " : "") << "[`" << results.serve[i].file << "`](" << results.serve[i].file
+         << ")";
+    md << "; ";
+  }
+  md << "environment: [`env.json`](env.json); figure data: `plots/figures.json`. Rendered by "
         "`dpushard report` (docs/benchmarking.md).\n";
   return md.str();
 }

@@ -221,6 +221,52 @@ void parse_benchmark_json(const json& doc, const std::string& origin, RunResults
     into.measurements.push_back(combine(groups[run_name], run_name, origin));
 }
 
+std::optional<ServeSearch> parse_serve_search(const json& doc, const std::string& origin) {
+  if (!doc.is_object() || string_field(doc, "kind") != "serve_server_search") return std::nullopt;
+  const std::string where = origin + " (a Server search through serve)";
+  const auto search = doc.find("search");
+  if (search == doc.end() || !search->is_object()) throw Error(where + ": no \"search\" object");
+  const json context = doc.value("context", json::object());
+  if (!context.is_object()) throw Error(where + ": \"context\" is not an object");
+  ServeSearch s;
+  s.file = origin;
+  s.family = string_field(context, "family");
+  s.size = string_field(context, "size");
+  s.strategy = string_field(context, "strategy");
+  s.plan_label = string_field(context, "plan_label");
+  s.backend = string_field(context, "backend");
+  s.tensors = string_field(*search, "tensors", "binary");
+  if (s.family.empty() || s.size.empty())
+    throw Error(where + ": its context names no family and size");
+  const std::string nodes = string_field(context, "nodes");
+  try {
+    s.nodes = std::stoi(nodes);
+  } catch (const std::exception&) {
+    throw Error(where + ": context nodes '" + nodes + "' is not a number");
+  }
+  s.bound_ms = number_field(*search, "bound_ms", 0, where, true);
+  s.top_rate = number_field(*search, "top_rate", 0, where, true);
+  s.rate = number_field(*search, "rate", 0, where, true);
+  s.p50_ms = number_field(*search, "p50_ms", 0, where, true);
+  s.p99_ms = number_field(*search, "p99_ms", 0, where, true);
+  s.trials = static_cast<int>(number_field(*search, "trials", 0, where, true));
+  s.failed = number_field(*search, "errors", 0, where, true);
+  if (const auto at = search->find("at_rate"); at != search->end()) {
+    if (!at->is_object()) throw Error(where + ": \"at_rate\" is not an object");
+    s.at_rate_measured = true;
+    s.at_rate = number_field(*at, "rate", 0, where, true);
+    s.at_achieved = number_field(*at, "achieved_rate", 0, where, true);
+    // null when no request at that rate succeeded
+    s.at_p50_ms = (*at).value("p50_ms", json()).is_number() ? (*at)["p50_ms"].get<double>() : -1;
+    s.at_p99_ms = (*at).value("p99_ms", json()).is_number() ? (*at)["p99_ms"].get<double>() : -1;
+    const json errors = at->value("errors", json::object());
+    if (!errors.is_object()) throw Error(where + ": at_rate's \"errors\" is not an object");
+    for (const auto& [label, n] : errors.items())
+      if (n.is_number()) s.at_failed += n.get<double>();
+  }
+  return s;
+}
+
 RunResults read_results(const std::filesystem::path& dir) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
@@ -250,6 +296,8 @@ RunResults read_results(const std::filesystem::path& dir) {
       results.env = std::move(doc);
     } else if (doc.is_object() && doc.contains("context") && doc.contains("benchmarks")) {
       parse_benchmark_json(doc, name, results);
+    } else if (auto serve = parse_serve_search(doc, name)) {
+      results.serve.push_back(std::move(*serve));
     }
   }
   if (results.measurements.empty())

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,39 @@ struct Measurement {
   std::string error;
 };
 
+// The Server scenario through `dpushard serve` (bench_serve_load --search; the sweep role's
+// serve step writes serve-<family>-<size>.json): the highest Poisson rate whose p99 through
+// serve stayed under the in-process search's bound, and serve at the in-process Server rate.
+struct ServeSearch {
+  std::string file;
+  std::string family;  // what was served, as the suite names it
+  std::string size;    // "20M"
+  int nodes = 0;
+  std::string strategy;  // the suite's configuration (auto, or the one whose plan auto is)
+  std::string plan_label;
+  std::string backend;  // the workers' ("sim": serve ran --timing-only)
+  std::string tensors;  // "binary" or "json"
+  double bound_ms = 0;  // the p99 bound (the suite's latency_bound_ms)
+  double top_rate = 0;  // the bisection's upper end (the suite's Offline rate)
+  double rate = 0;      // the highest rate within the bound (0: none met it)
+  double p50_ms = 0;    // at that rate
+  double p99_ms = 0;
+  int trials = 0;
+  double failed = 0;  // requests that failed over the search
+  // serve at the in-process Server rate (bench_serve_load --at-rate); absent when the
+  // in-process search met the bound at no rate.
+  bool at_rate_measured = false;
+  double at_rate = 0;
+  double at_achieved = 0;
+  double at_p50_ms = -1;  // -1: no request succeeded
+  double at_p99_ms = -1;
+  double at_failed = 0;
+};
+
+// One serve search from bench_serve_load's JSON (`kind` "serve_server_search"); nullopt
+// for any other document. A malformed one throws dpushard::Error naming `origin`.
+std::optional<ServeSearch> parse_serve_search(const nlohmann::json& doc, const std::string& origin);
+
 // The run context of one suite: Google Benchmark's own fields (date, host_name, num_cpus,
 // ...) and the suite's (git_revision, backend, target, link_gbps, inventory, timing, ...).
 struct SuiteContext {
@@ -107,6 +141,7 @@ struct RunResults {
   std::vector<SuiteContext> suites;       // one per benchmark JSON file, by file name
   std::vector<Measurement> measurements;  // in file order, then benchmark order
   nlohmann::json env;                     // env.json; null when the folder has none
+  std::vector<ServeSearch> serve;         // serve-*.json, by file name
 };
 
 // Parses one Google Benchmark JSON document (`origin` names it in errors) and appends its
@@ -115,8 +150,8 @@ struct RunResults {
 void parse_benchmark_json(const nlohmann::json& doc, const std::string& origin, RunResults& into);
 
 // Reads every *.json in `dir` that is Google Benchmark output (has "context" and
-// "benchmarks") and env.json. Throws dpushard::Error naming the file when one does not
-// parse, or when the folder holds no scaling measurement at all.
+// "benchmarks"), env.json and the serve searches (parse_serve_search). Throws dpushard::Error
+// naming the file when one does not parse, or when the folder holds no scaling measurement at all.
 RunResults read_results(const std::filesystem::path& dir);
 
 }  // namespace dpushard::report

@@ -220,6 +220,8 @@ EncodedResponse encode_infer_response(const ServedModel& model, const InferReque
                 {"datatype", wanted.dequantize ? "FP32" : "INT8"},
                 {"shape", t.shape},
                 {"parameters", {{"fix_point", t.fix_point}}}};
+    // A timing-only node (sim, serve --timing-only) gave zeros, not the model's values.
+    if (!t.computed) out["parameters"]["computed"] = false;
     if (wanted.binary) {
       const std::size_t before = binary.size();
       if (wanted.dequantize) {
