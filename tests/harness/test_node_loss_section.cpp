@@ -28,8 +28,9 @@ fs::path fresh_dir(const std::string& name) {
 
 void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
-// A 3-node run whose worker w1 was killed (a loss recovered in 0.152 s, 0.016 s of it the
-// upload, the survivors at 0.913 of their prediction) and then came back (a return).
+// A 3-node replicate run whose worker w1 was killed (a loss recovered in 0.152 s, 0.016 s of
+// it the upload, the survivors on an experts plan at 0.913 of its prediction) and then came
+// back (a return to replicate).
 json three_node_run() {
   return {{"nodes", 3},
           {"plan", "replicate"},
@@ -55,7 +56,7 @@ json three_node_run() {
              {"first_frame_s", 0.152},
              {"outage_s", 0.2},
              {"frames_resent", 8},
-             {"plan_after", "replicate"},
+             {"plan_after", "experts"},
              {"nodes_after", {"w0", "w2"}},
              {"fps_before", 195.9},
              {"fps_during", 6.6},
@@ -111,12 +112,13 @@ TEST(NodeLossSection, EveryEventIsARowAndTheGoalsAreJudged) {
   EXPECT_NE(md.find("```\nscripts/node_loss_bench.py --results-dir results/x\n```"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| 3 | replicate → replicate on w0, w2 | loss of w1: connection lost: "
+  EXPECT_NE(md.find("| 3 | replicate → experts on w0, w2 | loss of w1: connection lost: "
                     "connection closed by the peer | 55 ms after the kill, t = 5.21 s | 0.152 s "
                     "(0.136 s) | 0.016 s, 0.0 MB | 8 | 195.9 / 6.6 / 128.9 | 0.913× of 141.2 |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| 3 | replicate → replicate on w0, w1, w2 | return of w1: answered a new "
+  // A return switches from the plan the loss switched to.
+  EXPECT_NE(md.find("| 3 | experts → replicate on w0, w1, w2 | return of w1: answered a new "
                     "HELLO at 127.0.0.12:4000 | t = 8.50 s | 0.030 s (0.030 s) |"),
             std::string::npos)
       << md;

@@ -214,12 +214,13 @@ std::string render_node_loss_section(const NodeLossBenchmark& b) {
       md << "| " << r.nodes << " | " << cell(r.plan) << " | none recorded | | | | | | |\n";
       continue;
     }
+    std::string before = r.plan;  // the plan each event switched from
     for (const NodeLossEvent& e : r.events) {
       const std::string kind = e.kind == "loss"           ? "loss of "
                                : e.kind == "return"       ? "return of "
                                : e.kind == "device_error" ? "device error on "
                                                           : e.kind + " of ";
-      md << "| " << r.nodes << " | " << cell(r.plan) << " → "
+      md << "| " << r.nodes << " | " << cell(before) << " → "
          << (e.plan_after.empty() ? "—" : cell(e.plan_after)) << " on "
          << (e.nodes_after.empty() ? "—" : cell(join(e.nodes_after))) << " | " << kind
          << cell(e.node) << ": " << cell(e.cause) << " | ";
@@ -234,6 +235,7 @@ std::string render_node_loss_section(const NodeLossBenchmark& b) {
       else
         md << "—";
       md << " |\n";
+      if (!e.plan_after.empty()) before = e.plan_after;
     }
   }
   md << "\n| nodes | plan predicted fps | complete | frames delivered | lost | duplicated | in "
