@@ -15,6 +15,7 @@
 #include "report/analysis.hpp"
 #include "report/figures.hpp"
 #include "report/markdown.hpp"
+#include "report/node_loss_section.hpp"
 #include "report/results.hpp"
 #include "report/slurm_section.hpp"
 
@@ -96,11 +97,15 @@ int run_report(const ReportOptions& o) {
     if (!o.direct_baseline.empty()) baseline = report::read_direct_baseline(o.direct_baseline);
     slurm_section = report::render_slurm_section(*slurm, baseline);
   }
+  // A run folder where scripts/node_loss_bench.py wrote node_loss.json gets its section.
+  const auto node_loss = report::read_node_loss(dir);
+  const std::string extra_sections =
+      slurm_section + (node_loss ? report::render_node_loss_section(*node_loss) : "");
   std::string text = report::render_markdown(results, analysis, md);
-  if (!slurm_section.empty()) {
+  if (!extra_sections.empty()) {
     // Before the closing "## Files" section, kept out of markdown.cpp (scaling tables only).
     const auto files = text.rfind("\n## Files\n");
-    text.insert(files == std::string::npos ? text.size() : files + 1, slurm_section);
+    text.insert(files == std::string::npos ? text.size() : files + 1, extra_sections);
   }
   const auto report_path = dir / "report.md";
   write_file_atomically(report_path, text);
@@ -127,6 +132,13 @@ int run_report(const ReportOptions& o) {
                         {"fixed_cost_s", value(slurm->fixed_cost())},
                         {"suites_s", value(slurm->suites)},
                         {"overhead_percent", value(slurm->overhead_percent())}};
+  }
+  if (node_loss) {
+    std::size_t events = 0;
+    for (const auto& run : node_loss->runs) events += run.events.size();
+    summary["node_loss"] = {{"runs", node_loss->runs.size()},
+                            {"events", events},
+                            {"goals_met", report::node_loss_goals_met(*node_loss)}};
   }
   if (o.json) print_json(summary);
   std::cerr << "report: " << report_path.string() << " (" << results.measurements.size()

@@ -36,6 +36,7 @@ struct WorkerArgs {
   std::uint32_t queue = 64;
   std::uint64_t max_frame_mb = 256;
   bool sim_numerics = false;
+  bool sim_fail_frames = false;
   std::string sim_target = "kv260";
   bool target_given = false;
 };
@@ -59,13 +60,15 @@ int run_worker(const WorkerArgs& args) {
     // board of several DPU cores (a ZCU102's 3) needs as many to run its fragments at once.
     const Target target = resolve_target(args.sim_target);
     if (args.threads == 0) threads = static_cast<int>(std::max<std::int64_t>(1, target.dpu_cores));
-  } else if (args.sim_numerics || args.target_given) {
-    throw Error("worker: --sim-numerics and --target apply to --backend sim only");
+  } else if (args.sim_numerics || args.target_given || args.sim_fail_frames) {
+    throw Error(
+        "worker: --sim-numerics, --sim-fail-frames and --target apply to --backend sim only");
   }
   net::WorkerOptions options;
   options.listen = args.listen;
   options.backend = args.backend;
   options.backend_options.sim_numerics = args.sim_numerics;
+  options.backend_options.sim_fail_frames = args.sim_fail_frames;
   options.backend_options.sim_target = args.sim_target;
   // One modeled board per worker: every fragment of every job here queues for its DPU.
   if (args.backend == "sim")
@@ -110,6 +113,10 @@ Command add_worker_command(CLI::App& app) {
       ->check(CLI::Range(1, 65536));
   sub->add_flag("--sim-numerics", args->sim_numerics,
                 "sim: also compute the real outputs (else they are marked not computed)");
+  // Hidden (no group): a fault injection for the cluster tests, not for users.
+  sub->add_flag("--sim-fail-frames", args->sim_fail_frames,
+                "sim, tests only: every frame fails with a device error")
+      ->group("");
   CLI::Option* target =
       sub->add_option("--target,--sim-target", args->sim_target,
                       "sim: timing model, a built-in target name or a target YAML file")

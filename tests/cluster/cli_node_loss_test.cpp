@@ -54,14 +54,27 @@ class CliNodeLoss : public CliCluster {
 
   std::string plan4() const { return (dir_ / "plan4").string(); }
 
-  // A cluster.yaml whose link is paced to `gbps`: a frame takes a known least time.
-  std::string write_paced_cluster(double gbps) {
+  // A cluster.yaml whose link is paced to `gbps`: a frame takes a known least time. Every
+  // node runs ref, but node `sim_node` (when given) sim.
+  std::string write_paced_cluster(double gbps, int sim_node = -1) {
     const auto path = dir_ / "paced.yaml";
     std::ofstream out(path);
     out << "token_file: token\nlink_gbps: " << gbps << "\nlink_emulation: paced\nnodes:\n";
     for (std::size_t i = 0; i < ports_.size(); ++i)
-      out << "  - {name: w" << i << ", address: '127.0.0.1:" << ports_[i] << "', backend: ref}\n";
+      out << "  - {name: w" << i << ", address: '127.0.0.1:" << ports_[i]
+          << "', backend: " << (static_cast<int>(i) == sim_node ? "sim" : "ref") << "}\n";
     return path.string();
+  }
+
+  // Waits until `path` holds `text` (a log line), or `seconds` pass.
+  static bool wait_for_text(const std::filesystem::path& path, const std::string& text,
+                            std::chrono::seconds seconds) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds;
+    while (read_text(path).find(text) == std::string::npos) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(10ms);
+    }
+    return true;
   }
 
   // Every frame delivered once, in frame order, with exec's outputs for its seed.
@@ -182,6 +195,113 @@ TEST_F(CliNodeLoss, ARestartedWorkerIsTakenBackIntoTheFullPlan) {
   EXPECT_GT(events[1]["detected_s"].get<double>(), events[0]["detected_s"].get<double>());
   // The restarted worker computed frames again.
   EXPECT_NE(read_text(dir_ / "w1.log").find("event=loaded"), std::string::npos);
+}
+
+// A worker whose device fails every frame (a sim worker with the test-only
+// --sim-fail-frames, computing real values otherwise): its first two device_failed errors
+// re-send the frames in flight on the same plan, the third loses the node, which is not
+// called back (its worker still answers), and the survivors deliver every frame once, in
+// order, with exec's outputs.
+TEST_F(CliNodeLoss, RepeatedDeviceErrorsLoseTheNodeAndTheSurvivorsDeliverEveryFrameOnce) {
+  const int frames = 400;
+  workers_[1]->signal(SIGKILL);
+  ASSERT_TRUE(workers_[1]->wait_for(5s));
+  ASSERT_EQ(start_worker(1, {"--backend", "sim", "--sim-numerics", "--sim-fail-frames"}, ports_[1],
+                         dir_ / "cache-w1"),
+            ports_[1]);
+  const std::string cluster = write_paced_cluster(0.01, 1);
+  ASSERT_EQ(run_cli({"run", plan4(), "--cluster", cluster, "--frames", std::to_string(frames),
+                     "--inflight", "4", "--seed", std::to_string(kSeed), "--peer-timeout", "1",
+                     "--on-node-loss", "replan", "--frame-hashes", "--json"},
+                    "device"),
+            0)
+      << read_text(dir_ / "device.err");
+
+  const auto result = json_of("device");
+  expect_every_frame_once_in_order(result, frames);
+  const auto& events = result["node_events"];
+  ASSERT_EQ(events.size(), 3u) << events.dump(1);  // no return: w1 is not called back
+  for (int k = 0; k < 3; ++k) {
+    const auto& e = events[static_cast<std::size_t>(k)];
+    EXPECT_EQ(e["kind"], k < 2 ? "device_error" : "loss") << e.dump(1);
+    EXPECT_EQ(e["node"], "w1");
+    const std::string cause = e["cause"];
+    EXPECT_NE(cause.find("device_failed (" + std::to_string(k + 1) + " of 3)"), std::string::npos)
+        << cause;
+    EXPECT_NE(cause.find("--sim-fail-frames"), std::string::npos) << cause;
+  }
+  // Every frame needs w1's expert on the 4-node plan: none completes until the third error
+  // leaves w1 out, and the first frame on the survivors' plan ends that event.
+  EXPECT_EQ(events[0]["first_frame_s"].get<double>(), -1.0);
+  EXPECT_EQ(events[1]["first_frame_s"].get<double>(), -1.0);
+  EXPECT_GE(events[2]["first_frame_s"].get<double>(), 0.0) << events[2].dump(1);
+  // The errors below the limit keep the 4-node plan; the third leaves w1 out.
+  EXPECT_EQ(events[0]["nodes_after"], nlohmann::json({"w0", "w1", "w2", "w3"}));
+  EXPECT_EQ(events[1]["nodes_after"], nlohmann::json({"w0", "w1", "w2", "w3"}));
+  EXPECT_EQ(events[2]["nodes_after"], nlohmann::json({"w0", "w2", "w3"}));
+  EXPECT_GT(result["frames_resent"].get<std::int64_t>(), 0);
+  EXPECT_TRUE(result["failed_frames"].empty());
+  EXPECT_FALSE(workers_[1]->wait_for(0ms)) << "w1 (still answering) died";
+}
+
+// A lost node's address answered by another worker (another --name) is not taken back:
+// one logged line says why, the run goes on without it, and the node itself, restarted
+// there, is taken back.
+TEST_F(CliNodeLoss, AReturnUnderAnotherNameIsRefusedAndTheNodeItselfIsTakenBack) {
+  const int frames = 1000;
+  const std::string cluster = write_paced_cluster(0.005);  // about 145 frames/s at most
+  const std::size_t w0_loads = loads(0);
+  ChildProcess run({DPUSHARD_CLI, "run", plan4(), "--cluster", cluster, "--frames",
+                    std::to_string(frames), "--inflight", "4", "--seed", std::to_string(kSeed),
+                    "--peer-timeout", "3", "--on-node-loss", "replan", "--frame-hashes", "--json"},
+                   dir_ / "impostor-run.out", dir_ / "impostor-run.err");
+  wait_for_load(0, w0_loads);
+  std::this_thread::sleep_for(300ms);
+  ASSERT_FALSE(run.wait_for(0ms)) << "the run ended before the kill";
+  workers_[1]->signal(SIGKILL);
+  ASSERT_TRUE(workers_[1]->wait_for(5s));
+  wait_for_load(0, w0_loads + 1);  // running on w0, w2, w3
+  {
+    ChildProcess impostor(
+        {DPUSHARD_CLI, "worker", "--listen", "127.0.0.1:" + std::to_string(ports_[1]), "--cache",
+         (dir_ / "cache-impostor").string(), "--token-file", (dir_ / "token").string(), "--name",
+         "impostor", "--backend", "ref"},
+        dir_ / "impostor.out", dir_ / "impostor.log");
+    ASSERT_TRUE(wait_for_text(dir_ / "impostor-run.err", "event=return_refused", 20s))
+        << read_text(dir_ / "impostor-run.err") << read_text(dir_ / "impostor.log");
+    std::this_thread::sleep_for(1500ms);  // called again (back-off up to 1 s): still refused
+    impostor.signal(SIGKILL);
+    ASSERT_TRUE(impostor.wait_for(5s));
+  }
+  ASSERT_FALSE(run.wait_for(0ms)) << "the run ended before w1 came back";
+  ASSERT_EQ(start_worker(1, {"--backend", "ref"}, ports_[1], dir_ / "cache-w1"), ports_[1]);
+  const auto status = run.wait_for(120s);
+  ASSERT_TRUE(status) << "the run hangs";
+  ASSERT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+      << read_text(dir_ / "impostor-run.err");
+
+  const std::string err = read_text(dir_ / "impostor-run.err");
+  // One line, however often the impostor was called.
+  std::size_t refusals = 0;
+  for (auto at = err.find("event=return_refused"); at != std::string::npos;
+       at = err.find("event=return_refused", at + 1))
+    ++refusals;
+  EXPECT_EQ(refusals, 1u) << err;
+  EXPECT_NE(err.find("node=w1 address=127.0.0.1:" + std::to_string(ports_[1]) +
+                     " reason=\"the worker at 127.0.0.1:" + std::to_string(ports_[1]) +
+                     " is now 'impostor', not 'w1' as when the run began\""),
+            std::string::npos)
+      << err;
+  const auto result = json_of("impostor-run");
+  expect_every_frame_once_in_order(result, frames);
+  const auto& events = result["node_events"];
+  ASSERT_EQ(events.size(), 2u) << events.dump(1);
+  EXPECT_EQ(events[0]["kind"], "loss");
+  EXPECT_EQ(events[1]["kind"], "return");
+  EXPECT_EQ(events[1]["node"], "w1");
+  EXPECT_EQ(events[1]["nodes_after"], nlohmann::json({"w0", "w1", "w2", "w3"}));
+  // The impostor never got a job.
+  EXPECT_EQ(read_text(dir_ / "impostor.log").find("event=loaded"), std::string::npos);
 }
 
 // No plan serves the nodes left (here: none is left): every frame not yet completed fails

@@ -1231,6 +1231,66 @@ TEST(ReportCli, WithoutAWorkingPythonTheTablesAreWrittenAndTheReportSaysWhy) {
   EXPECT_NE(md.find("## Break-even model size"), std::string::npos);
 }
 
+// scripts/node_loss_bench.py --results-dir writes node_loss.json into the run folder: the
+// report gets a "Node loss and return" section before "## Files" (and its summary the goals);
+// without the file there is none. The section itself: tests/harness/test_node_loss_section.cpp.
+TEST(ReportCli, ANodeLossBenchmarkInTheRunFolderGetsItsSectionAndNoneWithoutIt) {
+  TempDir dir;
+  write_run(dir, "sim");
+  Cli r = run_cli(dir, "report " + quoted(dir.path().string()) + " --no-plots --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(testing::read_file(dir / "report.md").find("Node loss"), std::string::npos);
+  EXPECT_FALSE(json::parse(r.out).contains("node_loss"));
+
+  const json loss = {{"kind", "loss"},
+                     {"node", "w1"},
+                     {"cause", "connection lost: connection closed by the peer"},
+                     {"detected_s", 4.0},
+                     {"detected_after_fault_s", 0.01},
+                     {"upload_s", 0.0},
+                     {"first_frame_s", 0.1},
+                     {"frames_resent", 8},
+                     {"plan_after", "replicate"},
+                     {"nodes_after", {"w0", "w2"}},
+                     {"fps_before", 200.0},
+                     {"fps_during", 5.0},
+                     {"fps_after", 139.0},
+                     {"predicted_fps_after", 140.0}};
+  testing::write_json(dir / "node_loss.json",
+                      {{"command", "scripts/node_loss_bench.py --results-dir DIR"},
+                       {"frames", 2000},
+                       {"inflight", 8},
+                       {"runs",
+                        {{{"nodes", 3},
+                          {"plan", "replicate"},
+                          {"predicted_fps", 210.0},
+                          {"complete", true},
+                          {"frames", 2000},
+                          {"frames_delivered", 2000},
+                          {"in_order", true},
+                          {"frames_resent", 8},
+                          {"events", {loss}}}}}});
+  r = run_cli(dir, "report " + quoted(dir.path().string()) + " --no-plots --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string md = testing::read_file(dir / "report.md");
+  const auto section = md.find("\n## Node loss and return\n");
+  ASSERT_NE(section, std::string::npos) << md;
+  EXPECT_LT(section, md.find("\n## Files\n")) << md;
+  EXPECT_NE(md.find("| 3 | replicate → replicate on w0, w2 | loss of w1: "), std::string::npos)
+      << md;
+  const json summary = json::parse(r.out);
+  EXPECT_EQ(summary["node_loss"]["runs"], 1);
+  EXPECT_EQ(summary["node_loss"]["events"], 1);
+  EXPECT_EQ(summary["node_loss"]["goals_met"], true);
+
+  // A broken file is one error line naming it.
+  std::ofstream(dir / "node_loss.json") << "{\"runs\": 1}";
+  r = run_cli(dir, "report " + quoted(dir.path().string()) + " --no-plots");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("node_loss.json: no \"runs\" array"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+}
+
 TEST(ReportCli, NotAResultsFolderIsOneErrorLine) {
   TempDir dir;
   const Cli r = run_cli(dir, "report " + quoted((dir / "nothing").string()));

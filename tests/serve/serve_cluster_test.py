@@ -6,9 +6,10 @@ experts plan). Each test starts three `dpushard worker --backend ref` processes 
 ports, writes their cluster.yaml and serves the plan on them. The tests check infer results
 byte-identical to `dpushard exec` (JSON INT8 and the binary extension), concurrent clients,
 /v2/health/ready turning ready only once every node has answered, per-node /metrics, a
-worker killed while clients keep sending (every request still answered correctly), and the
-last worker killed (the requests in flight get the coded error, then 503), and sim workers
-(requests fail unless serve runs --timing-only, which marks the zeros "computed": false).
+worker killed while clients keep sending (every request still answered correctly), the
+same worker restarted and taken back (ready throughout, no request hanging), the last worker
+killed (the requests in flight get the coded error, then 503), and sim workers (requests
+fail unless serve runs --timing-only, which marks the zeros "computed": false).
 
   /usr/bin/python3 tests/serve/serve_cluster_test.py --dpushard build/release/tools/dpushard \\
       [TestClass]
@@ -38,26 +39,44 @@ class Cluster:
         os.makedirs(self.dir, exist_ok=True)
         with open(os.path.join(self.dir, "token"), "w") as f:
             f.write("serve-cluster-secret\n")
+        self.backend = backend
         self.workers = []
-        ports = []
+        self.ports = []
         for i in range(count):
-            port_file = os.path.join(self.dir, f"w{i}.port")
-            if os.path.exists(port_file):
-                os.remove(port_file)
-            with open(os.path.join(self.dir, f"w{i}.log"), "w") as log:
-                self.workers.append(subprocess.Popen(
-                    [serve_test.DPUSHARD, "worker", "--listen", "127.0.0.1:0", "--cache",
-                     os.path.join(self.dir, f"cache-w{i}"), "--token-file",
-                     os.path.join(self.dir, "token"), "--name", f"w{i}", "--port-file",
-                     port_file, "--backend", backend], stdout=log, stderr=subprocess.STDOUT))
-            ports.append(self._port(port_file))
+            with open(os.path.join(self.dir, f"w{i}.log"), "w"):
+                pass
+            self.workers.append(self._start(i, 0))
+            self.ports.append(self._port(os.path.join(self.dir, f"w{i}.port")))
         self.yaml = os.path.join(self.dir, "cluster.yaml")
         with open(self.yaml, "w") as f:
             f.write("token_file: token\nlink_gbps: 1\nnodes:\n")
-            for i, port in enumerate(ports):
+            for i, port in enumerate(self.ports):
                 target = "kv260" if backend == "sim" else "host"
                 f.write(f"  - {{name: w{i}, address: '127.0.0.1:{port}', backend: {backend}, "
                         f"target: {target}}}\n")
+
+    def _start(self, i, port):
+        """Worker i on `port` (0: any) with its cache, appending to its log."""
+        port_file = os.path.join(self.dir, f"w{i}.port")
+        if os.path.exists(port_file):
+            os.remove(port_file)
+        with open(os.path.join(self.dir, f"w{i}.log"), "a") as log:
+            return subprocess.Popen(
+                [serve_test.DPUSHARD, "worker", "--listen", f"127.0.0.1:{port}", "--cache",
+                 os.path.join(self.dir, f"cache-w{i}"), "--token-file",
+                 os.path.join(self.dir, "token"), "--name", f"w{i}", "--port-file",
+                 port_file, "--backend", self.backend], stdout=log, stderr=subprocess.STDOUT)
+
+    def restart(self, i):
+        """Worker i again, on its port and with its cache (after it was killed)."""
+        self.workers[i].wait(timeout=10)
+        self.workers[i] = self._start(i, self.ports[i])
+        self._port(os.path.join(self.dir, f"w{i}.port"))
+
+    def loads(self, i):
+        """Jobs worker i has loaded (event=loaded lines in its log, every start of it)."""
+        with open(os.path.join(self.dir, f"w{i}.log")) as f:
+            return f.read().count("event=loaded")
 
     @staticmethod
     def _port(port_file):
@@ -285,6 +304,95 @@ class WorkerKilledUnderLoad(ClusterTest):
         m = parse_metrics(s.call("GET", "/metrics")[2].decode())
         self.assertEqual(m[("dpushard_inference_requests_total", (("outcome", "success"),))],
                          len(answered))
+
+
+class WorkerKilledAndTakenBack(ClusterTest):
+    """serve --cluster's default, --on-node-loss replan, through a loss and a return under load.
+
+    Six clients send without pause. w1 is killed (SIGKILL) while frames are in flight on it,
+    then restarted on its port with its cache. Every request must get either exec's output,
+    byte for byte, or the protocol's error object (a JSON {"error": ...}), none may hang, and
+    /v2/health/ready (sampled every 50 ms throughout) must stay ready: a plan serves the
+    model all along. The restarted worker is taken back: it loads the full plan's job again
+    and requests go on being answered.
+    """
+    serve_args = ("--peer-timeout", "1")
+
+    def test_loss_and_return_under_load(self):
+        s = self.serve()
+        s.wait_ready()
+        bad, answered, errors, not_ready = [], [], [], []
+        stop = threading.Event()
+
+        def client(k):
+            n = 0
+            conn = s.conn()
+            try:
+                while not stop.is_set():
+                    seed = (k * 5 + n) % 10
+                    try:
+                        status, r = s.json("POST", f"/v2/models/{MODEL}/infer",
+                                           json_request(seed), conn=conn)
+                    except Exception as e:  # a hung request times out (30 s) here
+                        bad.append((k, n, "no answer", repr(e)))
+                        return
+                    if status == 200:
+                        got = bytes(x & 0xFF for x in r["outputs"][0]["data"])
+                        if got != Workspace.expected[seed]:
+                            bad.append((k, n, "wrong output", seed))
+                        answered.append(seed)
+                    elif isinstance(r, dict) and isinstance(r.get("error"), str) and r["error"]:
+                        errors.append((status, r["error"]))
+                    else:
+                        bad.append((k, n, status, r))
+                    n += 1
+            finally:
+                conn.close()
+
+        def ready_probe():
+            while not stop.is_set():
+                status = s.call("GET", "/v2/health/ready")[0]
+                if status != 200:
+                    not_ready.append((time.monotonic(), status))
+                time.sleep(0.05)
+
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(6)]
+        threads.append(threading.Thread(target=ready_probe))
+        for t in threads:
+            t.start()
+        try:
+            time.sleep(0.7)
+            loads = [self.cluster.loads(i) for i in range(3)]
+            self.cluster.workers[1].kill()  # frames are in flight on it
+            self._wait(lambda: self.cluster.loads(0) > loads[0], "the survivors' plan")
+            after_loss = len(answered)
+            self.cluster.restart(1)
+            self._wait(lambda: self.cluster.loads(1) > loads[1], "w1 taken back")
+            taken_back = len(answered)
+            self._wait(lambda: len(answered) > taken_back + 12, "requests after the return")
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(timeout=60)
+        self.assertEqual([t.name for t in threads if t.is_alive()], [], "a request hangs")
+        self.assertEqual(bad, [])
+        self.assertEqual(not_ready, [])
+        self.assertGreater(after_loss, 0)
+        # A loss and a return, both without an error (the frames in flight were re-sent).
+        self.assertEqual(errors, [])
+        # Every survivor switched twice (the 2-node plan, then the full one again).
+        for survivor in (0, 2):
+            self.assertGreaterEqual(self.cluster.loads(survivor), loads[survivor] + 2)
+        m = parse_metrics(s.call("GET", "/metrics")[2].decode())
+        self.assertEqual(m[("dpushard_inference_requests_total", (("outcome", "success"),))],
+                         len(answered))
+
+    def _wait(self, condition, what, seconds=30):
+        deadline = time.monotonic() + seconds
+        while not condition():
+            if time.monotonic() > deadline:
+                self.fail(f"timed out waiting for {what}")
+            time.sleep(0.02)
 
 
 class LastWorkerLost(ClusterTest):

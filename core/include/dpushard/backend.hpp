@@ -37,6 +37,9 @@ struct BackendOptions {
   // frames reserve, shared by every fragment a worker runs as they share one KV260; null:
   // a board of its own (make_sim_board in dpushard/sim_backend.hpp).
   std::shared_ptr<SimBoard> sim_board;
+  // sim, for tests only (`worker --sim-fail-frames`): every frame fails with a DeviceError,
+  // as a board whose DPU keeps failing would, so a cluster's handling of it can be tested.
+  bool sim_fail_frames = false;
 };
 
 class Backend {

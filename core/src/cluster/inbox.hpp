@@ -22,8 +22,9 @@ struct Event {
   net::Message message;
   std::string text;  // kReady: the worker's backend; kClosed: the reason
   Clock::time_point at = Clock::now();
-  std::string endpoint = {};  // kReady: the address the connection reached (IP:PORT)
-  std::uint32_t attempt = 0;  // the node's connection it came from (Orchestrator::Link)
+  std::string endpoint = {};     // kReady: the address the connection reached (IP:PORT)
+  std::uint32_t attempt = 0;     // the node's connection it came from (Orchestrator::Link)
+  std::string worker_name = {};  // kReady: the name the worker gave in its CHALLENGE
 };
 
 class Inbox {

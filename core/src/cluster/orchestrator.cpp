@@ -56,7 +56,10 @@ std::vector<std::shared_ptr<const QTensor>> checked_inputs(const Plan& plan,
 }  // namespace
 
 Orchestrator::Orchestrator(const ClusterConfig& cluster, const RunOptions& options, int node_count)
-    : cluster_(cluster), options_(options), buffers_(std::make_shared<net::BufferPool>()) {
+    : cluster_(cluster),
+      options_(options),
+      buffers_(std::make_shared<net::BufferPool>()),
+      log_(net::make_logger("orchestrator")) {
   connection_options_.limits = options.limits;
   connection_options_.heartbeat_interval = options.heartbeat_interval;
   connection_options_.peer_timeout = options.peer_timeout;
@@ -125,9 +128,8 @@ Event Orchestrator::next_from_inbox(Clock::time_point deadline, const std::strin
   for (;;) {
     if (options_.stop_signal != nullptr && options_.stop_signal->load() != 0) {
       interrupted_by_ = options_.stop_signal->load();
-      fail("", std::string("interrupted by ") +
-                   (interrupted_by_ == SIGINT ? "SIGINT" : "SIGTERM") + " while waiting for " +
-                   waiting_for);
+      fail("", std::string("interrupted by ") + (interrupted_by_ == SIGINT ? "SIGINT" : "SIGTERM") +
+                   " while waiting for " + waiting_for);
     }
     const auto now = Clock::now();
     if (now >= deadline) fail("", "timed out waiting for " + waiting_for);
@@ -205,7 +207,8 @@ void Orchestrator::open_link(std::size_t i, std::uint32_t attempt, bool rejoin) 
             connection,
             net::ClientIdentity{options_.name, net::PeerRole::kOrchestrator, cluster_.token},
             [this, i, attempt, rejoin, connection](const std::string& failure,
-                                                   const net::AuthOk& worker) {
+                                                   const net::AuthOk& worker,
+                                                   const std::string& worker_name) {
               if (!failure.empty()) {
                 if (rejoin) return schedule_rejoin(i, attempt);
                 return inbox_.push(
@@ -220,7 +223,7 @@ void Orchestrator::open_link(std::size_t i, std::uint32_t attempt, bool rejoin) 
                 inbox_.push(Event{i, Event::Kind::kClosed, {}, reason, Clock::now(), {}, attempt});
               });
               inbox_.push(Event{i, Event::Kind::kReady, worker, worker.backend, Clock::now(),
-                                connection->remote_endpoint(), attempt});
+                                connection->remote_endpoint(), attempt, worker_name});
             });
       });
 }
@@ -256,6 +259,7 @@ void Orchestrator::connect(RunResult& result) {
                std::string(net::message_type_name(net::type_of(event.message))));
     Link& link = links_[event.node];
     link.backend = event.text;
+    link.worker_name = event.worker_name;  // a return must give the same name
     if (const auto* ok = std::get_if<net::AuthOk>(&event.message))
       link.device = DeviceInfo{ok->dpu_fingerprint, ok->dpu_batch};
     if (event.node < result.nodes.size()) {

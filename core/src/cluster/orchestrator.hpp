@@ -16,6 +16,7 @@
 #include "inbox.hpp"
 #include "job_layout.hpp"
 #include "net/connection.hpp"
+#include "net/log.hpp"
 
 namespace dpushard::cluster {
 
@@ -27,12 +28,15 @@ struct RunFailure {
 
 // A node lost while frames stream under OnNodeLoss::Replan (thrown by next() and caught by
 // the stream, which switches to a plan for the others). `stays`: a device error below the
-// limit; the node keeps its place and the frames in flight are re-sent.
+// limit; the node keeps its place and the frames in flight are re-sent. `rejoin`: the node
+// is called again (false: lost to device errors; its worker still answers but its device
+// fails, so it stays out for the rest of the run).
 struct NodeLost {
   std::size_t link = 0;
   std::string cause;
   Clock::time_point at;
   bool stays = false;
+  bool rejoin = true;
 };
 
 class Orchestrator {
@@ -77,7 +81,9 @@ class Orchestrator {
     const NodeConfig* config = nullptr;
     std::shared_ptr<net::Connection> connection;  // io thread only
     std::string backend;
-    DeviceInfo device;  // as the worker reported it in AUTH_OK
+    std::string worker_name;  // the name its worker gave at connect (CHALLENGE)
+    std::string refusal;      // why its last new HELLO was not taken back (logged once)
+    DeviceInfo device;        // as the worker reported it in AUTH_OK
     NodeState state = NodeState::kActive;
     // Bumped on every loss: events of an earlier connection are stale.
     std::uint32_t attempt = 0;
@@ -130,6 +136,9 @@ class Orchestrator {
   void switch_plan(std::size_t event_index);
   void recover(const NodeLost& lost);
   void readmit();  // every returned node joins; at a frame boundary
+  // A lost node's new connection is not taken back (another worker name or backend at its
+  // address): closed and called again later; `why` logged once per reason.
+  void refuse_return(std::size_t node, const std::string& why);
   bool any_returned() const;
   void fail_unserved_frames(const std::string& why);
   // Fills each event's throughput before, during and after from the completion times.
@@ -173,6 +182,7 @@ class Orchestrator {
   std::thread thread_;
   Inbox inbox_;
   std::shared_ptr<net::BufferPool> buffers_;
+  std::shared_ptr<spdlog::logger> log_;
   std::uint64_t job_ = 0;
   std::map<std::uint64_t, Flight> flights_;
   std::atomic<std::uint64_t> input_bytes_{0};

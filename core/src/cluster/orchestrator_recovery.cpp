@@ -111,11 +111,21 @@ std::optional<Event> Orchestrator::screened(Event event) {
   if (link.state == NodeState::kLost) {
     if (event.kind != Event::Kind::kReady) return std::nullopt;
     // It answered a new HELLO on its address: it joins at the next frame boundary, unless
-    // it now runs another backend than cluster.yaml says.
-    if (!link.config->backend.empty() && event.text != link.config->backend) {
-      on_io([this, i = event.node] { links_[i].connection->close("wrong backend"); });
+    // another worker now listens there (another name) or it runs another backend than
+    // cluster.yaml says.
+    if (event.worker_name != link.worker_name) {
+      refuse_return(event.node, "the worker at " + link.config->address + " is now '" +
+                                    event.worker_name + "', not '" + link.worker_name +
+                                    "' as when the run began");
       return std::nullopt;
     }
+    if (!link.config->backend.empty() && event.text != link.config->backend) {
+      refuse_return(event.node, "it now runs backend '" + event.text + "', " +
+                                    cluster_.source.string() + " says '" + link.config->backend +
+                                    "'");
+      return std::nullopt;
+    }
+    link.refusal.clear();
     link.backend = event.text;
     if (const auto* ok = std::get_if<net::AuthOk>(&event.message))
       link.device = DeviceInfo{ok->dpu_fingerprint, ok->dpu_batch};
@@ -142,11 +152,14 @@ std::optional<Event> Orchestrator::screened(Event event) {
     if (error->code == net::ErrorCode::kDeviceFailed) {
       const std::size_t node = known ? at_fault : event.node;
       const int errors = ++links_[node].device_errors;
+      const bool below_limit = errors < options_.device_error_limit;
+      // At the limit the node is lost for the rest of the run: its worker would answer a
+      // new HELLO at once and bring the failing device back.
       throw NodeLost{node,
                      "device_failed (" + std::to_string(errors) + " of " +
                          std::to_string(options_.device_error_limit) + "): " + error->message +
                          reporter,
-                     event.at, errors < options_.device_error_limit};
+                     event.at, below_limit, below_limit};
     }
   }
   return event;
@@ -156,10 +169,26 @@ void Orchestrator::mark_lost(const NodeLost& lost) {
   Link& link = links_[lost.link];
   link.state = NodeState::kLost;
   const std::uint32_t attempt = ++link.attempt;
-  on_io([this, i = lost.link, attempt] {
+  on_io([this, i = lost.link, attempt, rejoin = lost.rejoin] {
     if (links_[i].connection) links_[i].connection->close("node lost");
     links_[i].backoff = {};
-    schedule_rejoin(i, attempt);
+    if (rejoin) schedule_rejoin(i, attempt);
+  });
+}
+
+void Orchestrator::refuse_return(std::size_t node, const std::string& why) {
+  Link& link = links_[node];
+  if (link.refusal != why) {
+    link.refusal = why;
+    log_->warn("event=return_refused node={} address={} reason=\"{}\"", link.config->name,
+               link.config->address, why);
+  }
+  // Its connection closes (its events are stale from here: a new attempt) and it is called
+  // again with back-off.
+  const std::uint32_t attempt = ++link.attempt;
+  on_io([this, node, attempt] {
+    if (links_[node].connection) links_[node].connection->close("not taken back");
+    schedule_rejoin(node, attempt);
   });
 }
 

@@ -17,16 +17,25 @@ namespace {
 
 void start_client_handshake(const std::shared_ptr<Connection>& connection, const ClientIdentity& me,
                             std::function<void(const std::string&, const AuthOk&)> done) {
+  start_client_handshake(connection, me,
+                         [done = std::move(done)](const std::string& error, const AuthOk& worker,
+                                                  const std::string&) { done(error, worker); });
+}
+
+void start_client_handshake(
+    const std::shared_ptr<Connection>& connection, const ClientIdentity& me,
+    std::function<void(const std::string&, const AuthOk&, const std::string&)> done) {
   struct State {
     std::string token;
     Digest client_nonce = random_nonce();
     std::optional<Digest> server_nonce;
+    std::string worker_name;  // from CHALLENGE
     bool finished = false;
-    std::function<void(const std::string&, const AuthOk&)> done;
+    std::function<void(const std::string&, const AuthOk&, const std::string&)> done;
     void finish(const std::string& error, const AuthOk& worker = {}) {
       if (finished) return;
       finished = true;
-      done(error, worker);
+      done(error, worker, worker_name);
     }
   };
   auto state = std::make_shared<State>();
@@ -40,6 +49,7 @@ void start_client_handshake(const std::shared_ptr<Connection>& connection, const
     if (const auto* challenge = std::get_if<Challenge>(&message)) {
       if (state->server_nonce) unexpected(message, "twice");
       state->server_nonce = challenge->nonce;
+      state->worker_name = challenge->name;
       conn->send(Auth{client_proof(state->token, challenge->nonce, state->client_nonce)});
     } else if (const auto* ok = std::get_if<AuthOk>(&message)) {
       if (!state->server_nonce) unexpected(message, "before CHALLENGE");

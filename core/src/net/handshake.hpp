@@ -30,6 +30,12 @@ struct ClientIdentity {
 void start_client_handshake(
     const std::shared_ptr<Connection>& connection, const ClientIdentity& me,
     std::function<void(const std::string& error, const AuthOk& worker)> done);
+// The same, also handing over the name the worker gave in its CHALLENGE (its --name): the
+// orchestrator takes a lost node back only under the name it had.
+void start_client_handshake(const std::shared_ptr<Connection>& connection, const ClientIdentity& me,
+                            std::function<void(const std::string& error, const AuthOk& worker,
+                                               const std::string& worker_name)>
+                                done);
 
 struct ServerIdentity {
   std::string name;

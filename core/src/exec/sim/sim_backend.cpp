@@ -121,6 +121,8 @@ class SimBackend final : public Backend {
                                  Clock::time_point ready) override {
     if (!loaded_) throw Error("sim: run() before load()");
     check_inputs(inputs);
+    if (options_.sim_fail_frames)
+      throw DeviceError("sim: the device failed the frame (--sim-fail-frames, a test option)");
     // A frame that waited while this machine was busy starts when its inputs were ready,
     // but not before the frame this caller ran last had ended: a worker runs a fragment's
     // frames one after the other, and a frame queued behind another must not borrow a
