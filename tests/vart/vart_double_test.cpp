@@ -441,6 +441,41 @@ TEST_F(VartOnDouble, SupervisedChildBacksOffWhenItCannotStart) {
   std::filesystem::remove(marker);
 }
 
+// A DPU process that hangs while loading is killed at the load timeout (here made short:
+// the budget and grace, 2000 ms) and counts as a failed start, which backs off.
+TEST_F(VartOnDouble, SupervisedChildThatHangsAtLoadIsKilledAndBacksOff) {
+  const Graph g = two_in_two_out(1);
+  const Graph compiled = compile_equivalent(g);
+  const auto broken =
+      std::filesystem::temp_directory_path() / ("vart-hangs-" + std::to_string(::getpid()));
+  const auto marker = broken.string() + ".fault";
+  std::filesystem::remove(broken);
+  std::filesystem::remove(marker);
+  Settings s;
+  s.fault = FaultKind::Abort;
+  s.fault_job = 1;
+  s.fault_marker = marker;
+  s.broken_while = broken.string();
+  s.broken_hangs = true;
+  auto backend = vart(compiled, g, s, true);
+  vart_detail::DpuProcess::shared()->set_load_timeout_ms(0);
+  std::ofstream(broken).flush();
+  const auto start = std::chrono::steady_clock::now();
+  std::string error = run_error(*backend, compiled);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_THAT(error, HasSubstr("restarting it failed: "));
+  EXPECT_THAT(error, HasSubstr("the DPU process did not load the fragments within 2000 ms; "
+                               "next attempt in 500 ms"));
+  EXPECT_GE(took, std::chrono::milliseconds(2000));
+  EXPECT_LT(took, std::chrono::milliseconds(10000));
+  error = run_error(*backend, compiled);  // within the back-off: at once
+  EXPECT_THAT(error, HasSubstr("the DPU process is down after 1 failed start (last: "));
+  EXPECT_THAT(error, HasSubstr("did not load the fragments within 2000 ms"));
+  vart_detail::DpuProcess::shared()->set_load_timeout_ms(vart_detail::kLoadTimeoutMs);
+  std::filesystem::remove(broken);
+  std::filesystem::remove(marker);
+}
+
 TEST(VartBackoff, DoublesFromHalfASecondUpToThirtySeconds) {
   using vart_detail::backoff_ms;
   EXPECT_EQ(backoff_ms(0), 0);

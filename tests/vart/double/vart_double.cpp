@@ -449,6 +449,7 @@ Settings settings_from_environment() {
   s.null_jobs = env_flag("DPUSHARD_VART_DOUBLE_NULL_JOBS");
   if (const char* file = std::getenv("DPUSHARD_VART_DOUBLE_BROKEN_WHILE"); file != nullptr)
     s.broken_while = file;
+  s.broken_hangs = env_flag("DPUSHARD_VART_DOUBLE_BROKEN_HANGS");
   if (const char* file = std::getenv("DPUSHARD_VART_DOUBLE_FAULT_MARKER"); file != nullptr)
     s.fault_marker = file;
   s.fault_status = env_int("DPUSHARD_VART_DOUBLE_FAULT_STATUS", s.fault_status);
@@ -482,7 +483,8 @@ constexpr const char* kExported[] = {
     "DPUSHARD_VART_DOUBLE_FINGERPRINT",  "DPUSHARD_VART_DOUBLE_PLAIN",
     "DPUSHARD_VART_DOUBLE_REVERSE",      "DPUSHARD_VART_DOUBLE_FAULT",
     "DPUSHARD_VART_DOUBLE_FAULT_STATUS", "DPUSHARD_VART_DOUBLE_FAULT_MARKER",
-    "DPUSHARD_VART_DOUBLE_NULL_JOBS",    "DPUSHARD_VART_DOUBLE_BROKEN_WHILE"};
+    "DPUSHARD_VART_DOUBLE_NULL_JOBS",    "DPUSHARD_VART_DOUBLE_BROKEN_WHILE",
+    "DPUSHARD_VART_DOUBLE_BROKEN_HANGS"};
 std::filesystem::path g_export_dir;  // the exported graphs' folder, under g_mutex
 
 // The settings as DPUSHARD_VART_DOUBLE_* variables (settings_from_environment reads them back).
@@ -510,6 +512,7 @@ void export_settings(const Settings& s) {
   ::setenv("DPUSHARD_VART_DOUBLE_PLAIN", s.plain_runner ? "1" : "0", 1);
   ::setenv("DPUSHARD_VART_DOUBLE_REVERSE", s.reverse_tensors ? "1" : "0", 1);
   ::setenv("DPUSHARD_VART_DOUBLE_NULL_JOBS", s.null_jobs ? "1" : "0", 1);
+  ::setenv("DPUSHARD_VART_DOUBLE_BROKEN_HANGS", s.broken_hangs ? "1" : "0", 1);
   static const std::map<FaultKind, const char*> names = {{FaultKind::Status, "status"},
                                                          {FaultKind::Throw, "throw"},
                                                          {FaultKind::Abort, "abort"},
@@ -581,6 +584,7 @@ std::unique_ptr<Runner> Runner::create_runner(const xir::Subgraph* subgraph,
       std::fseek(broken, 0, SEEK_END);
       std::fputs("refused a runner\n", broken);
       std::fclose(broken);
+      while (settings.broken_hangs) std::this_thread::sleep_for(std::chrono::seconds(1));
       throw std::runtime_error("vart double: the DPU cannot be opened (" + settings.broken_while +
                                " exists)");
     }

@@ -67,6 +67,9 @@ struct Settings {
   // it and throws, as a runner library that cannot open the DPU does
   // (DPUSHARD_VART_DOUBLE_BROKEN_WHILE).
   std::string broken_while;
+  // With broken_while: create_runner never returns instead of throwing, as a runner library
+  // stuck opening the DPU (DPUSHARD_VART_DOUBLE_BROKEN_HANGS=1).
+  bool broken_hangs = false;
 };
 
 // Reads the DPUSHARD_VART_DOUBLE_* variables; throws dpushard::Error on a bad value.

@@ -297,7 +297,7 @@ void DpuProcess::start_child(const std::string& who) {
   ::close(fds[1]);
   child_ = pid;
   fd_ = fds[0];
-  const int load_budget = std::max(kLoadTimeoutMs, budget_ms_ + kGraceMs);
+  const int load_budget = std::max(load_timeout_ms_, budget_ms_ + kGraceMs);
   if (!readable_within(fd_, load_budget)) {
     ::kill(child_, SIGKILL);
     reap();

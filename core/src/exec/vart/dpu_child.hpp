@@ -128,6 +128,8 @@ class DpuProcess {
   std::uint32_t runner_batch(int id);
 
   int budget_ms() const { return budget_ms_; }  // XLNX_DPU_TIMEOUT given to the child
+  // How long a child may take to load its fragments (kLoadTimeoutMs; tests make it short).
+  void set_load_timeout_ms(int ms) { load_timeout_ms_ = ms; }
   pid_t child() const { return child_; }
   int restarts() const { return restarts_; }
 
@@ -144,6 +146,7 @@ class DpuProcess {
   std::map<int, DpuFragment> fragments_;
   int next_id_ = 0;
   int budget_ms_ = kMinBudgetMs;
+  int load_timeout_ms_ = kLoadTimeoutMs;
   pid_t child_ = -1;
   int fd_ = -1;
   int restarts_ = 0;
