@@ -13,6 +13,9 @@
 #include "usage_error.hpp"
 
 int main(int argc, char** argv) {
+  // A vart worker's DPU process (docs/vart.md): hidden, not a user command.
+  if (dpushard::is_dpu_child_command(argc, argv))
+    return dpushard::run_dpu_child_command(argc, argv);
   dpushard::register_builtin_backends();
   CLI::App app{"dpushard: split int8 networks across KV260 DPU boards and measure scaling"};
   app.require_subcommand(1);

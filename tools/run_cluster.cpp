@@ -96,6 +96,7 @@ nlohmann::json result_json(const std::string& plan_dir, const Plan& plan,
                                              ? nlohmann::json(nullptr)
                                              : nlohmann::json(fingerprint_text(n.dpu_fingerprint))},
                      {"dpu_batch", n.dpu_batch},
+                     {"runner_batch", n.runner_batch},
                      {"fragments", n.fragments},
                      {"fragment_runs", n.frames_computed},
                      {"busy_ms", n.busy_ms},

@@ -52,7 +52,7 @@ std::vector<Message> one_of_each() {
           chunk,
           UploadDone{digest_of(8)},
           load,
-          Loaded{5},
+          Loaded{5, 4},
           Unload{5},
           Shutdown{},
           TensorMsg{5, 17, 3, 1, tensor_of({1, 4, 4, 8})},

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <sys/resource.h>
@@ -149,6 +150,9 @@ void compare(const Graph& compiled, const std::vector<QTensor>& inputs, int fram
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The DPU process is this program's own executable run as `dpu-child` (dpu_child.hpp).
+  if (argc >= 2 && std::string_view(argv[1]) == "dpu-child")
+    return dpushard::run_dpu_child(argc, argv);
   const int frames = argc > 1 ? std::max(1, std::atoi(argv[1])) : 2000;
   GraphBuilder b("relu224");
   b.relu("act", b.input("x", {1, 224, 224, 3}, 5), 5);

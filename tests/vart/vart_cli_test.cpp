@@ -6,6 +6,7 @@
 // a runner that is not a RunnerExt and tensors in reverse order.
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -186,6 +187,33 @@ TEST(VartCli, BudgetFactorThatIsNoNumberIsOneLine) {
         << factor << ": " << text;
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
   }
+}
+
+// The DPU process's hidden subcommand is for a vart worker only: by hand (no socket at
+// descriptor 3, or no arguments) it refuses in one line and exits 2; it is not in the help.
+TEST(VartCli, DpuChildByHandIsOneLine) {
+  fs::create_directories(work());
+  const fs::path err = work() / "stderr.txt";
+  for (const char* args : {"", " --parent 1 --timeout-ms 1000 --fragment 0"}) {
+    const std::string command = std::string("'") + DPUSHARD_VART_CLI + "' dpu-child" + args +
+                                " 3</dev/null >/dev/null 2>'" + err.string() + "'";
+    const int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << command;
+    EXPECT_EQ(WEXITSTATUS(status), 2) << command;
+    std::ifstream in(err);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    const std::string text = buffer.str();
+    EXPECT_EQ(text.rfind("dpushard: error: dpu-child: ", 0), 0u) << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  }
+  const std::string help =
+      std::string("'") + DPUSHARD_VART_CLI + "' --help >'" + (work() / "help.txt").string() + "'";
+  ASSERT_EQ(std::system(help.c_str()), 0);
+  std::ifstream in(work() / "help.txt");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  EXPECT_EQ(buffer.str().find("dpu-child"), std::string::npos);
 }
 
 TEST(VartCli, CompiledEquivalentFragmentMatchesRef) {

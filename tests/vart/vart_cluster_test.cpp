@@ -91,10 +91,12 @@ class VartCluster : public ::testing::Test {
   }
 
   // Worker 0 on vart (the double's DPU is `dpu`), worker 1 on ref.
-  ClusterConfig start_workers(std::uint64_t dpu, std::optional<DeviceInfo> reported = {}) {
+  ClusterConfig start_workers(std::uint64_t dpu, std::optional<DeviceInfo> reported = {},
+                              int runner_batch = 1) {
     vart_double::Settings settings;
     settings.int_graph = int_graph_;
     settings.fingerprint = dpu;
+    settings.batch = runner_batch;
     vart_double::set_settings(settings);
     net::WorkerOptions board = test_worker_options(dir_ / "cache0");
     board.backend = "vart";
@@ -153,7 +155,23 @@ TEST_F(VartCluster, CompiledForThisDpuRuns) {
   ASSERT_EQ(result.nodes.size(), 2u);
   EXPECT_EQ(result.nodes[0].dpu_fingerprint, kKv260);  // as the handshake reported it
   EXPECT_EQ(result.nodes[0].dpu_batch, 1u);
+  EXPECT_EQ(result.nodes[0].runner_batch, 1u);     // as the DPU process's runner took it
   EXPECT_EQ(result.nodes[1].dpu_fingerprint, 0u);  // ref: no DPU
+  EXPECT_EQ(result.nodes[1].runner_batch, 0u);
+}
+
+// The runner's batch comes from the loaded fragment, not from the handshake: a DPU whose
+// `xdputil query` names no batch (0) and whose runners take 4 frames a job.
+TEST_F(VartCluster, LoadedReportsTheRunnersBatch) {
+  record_compiled(kKv260);
+  const RunResult result = run_on_cluster(plan_, dir_ / "plan",
+                                          start_workers(kKv260, DeviceInfo{kKv260, 0}, 4), quick());
+  ASSERT_TRUE(result.complete) << result.error;
+  EXPECT_EQ(result.output_sha256, reference_hashes(model_));
+  ASSERT_EQ(result.nodes.size(), 2u);
+  EXPECT_EQ(result.nodes[0].dpu_batch, 0u);
+  EXPECT_EQ(result.nodes[0].runner_batch, 4u);
+  EXPECT_EQ(result.nodes[1].runner_batch, 0u);
 }
 
 TEST_F(VartCluster, CompiledForAnotherDpuIsRefusedBeforeAnyFrame) {

@@ -7,12 +7,16 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "compile_equivalent.hpp"
@@ -23,6 +27,7 @@
 #include "dpushard/vart_backend.hpp"
 #include "dpushard/xmodel.hpp"
 #include "dpushard/zoo.hpp"
+#include "exec/vart/dpu_child.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {
@@ -44,7 +49,8 @@ class VartOnDouble : public ::testing::Test {
   void TearDown() override { vart_double::clear_settings(); }
 
   // In this process (the journal sees the runner's calls), or supervised in a child process
-  // (what make_backend("vart") gives: the settings reach the child through the fork).
+  // (what make_backend("vart") gives: the settings reach the child, this test program run as
+  // `dpu-child`, through the environment set_settings exports).
   // from_ops: the double computes from the compiled ops (lower_compiled), with `int_graph`
   // giving only the weights.
   static std::unique_ptr<Backend> vart(const Graph& compiled, const Graph& int_graph,
@@ -302,6 +308,23 @@ TEST_F(VartOnDouble, SupervisedChildMatchesRef) {
       {}, true);
 }
 
+// The DPU process is this program's own image run as `dpu-child`, not a fork of it.
+TEST_F(VartOnDouble, SupervisedChildIsItsOwnImage) {
+  const Graph g = two_in_two_out(1);
+  auto backend = vart(compile_equivalent(g), g, {}, true);
+  const pid_t child = dynamic_cast<vart_detail::SupervisedBackend&>(*backend).child();
+  ASSERT_GT(child, 0);
+  const auto proc = std::filesystem::path("/proc") / std::to_string(child);
+  EXPECT_EQ(std::filesystem::read_symlink(proc / "exe"),
+            std::filesystem::read_symlink("/proc/self/exe"));
+  std::ifstream cmdline(proc / "cmdline");
+  std::vector<std::string> args;
+  for (std::string arg; std::getline(cmdline, arg, '\0');) args.push_back(arg);
+  ASSERT_GE(args.size(), 2u);
+  EXPECT_EQ(args[1], "dpu-child");  // a fork would show this test's own arguments
+  EXPECT_NE(std::find(args.begin(), args.end(), "--fragment"), args.end());
+}
+
 // An abort in the DPU process costs its frame: one error naming the graph and the signal,
 // the process restarted, the next frames served.
 TEST_F(VartOnDouble, SupervisedChildAbortCostsOneFrame) {
@@ -356,6 +379,111 @@ TEST_F(VartOnDouble, SupervisedChildHangCostsOneFrame) {
   EXPECT_THAT(run_error(*backend, compiled),
               HasSubstr("the DPU job did not start: vart double: injected failure in job 1; "
                         "restarted it (restart 1)"));
+}
+
+// A DPU process that cannot start again backs off: the failed restart says when the next
+// attempt is, frames before then fail at once without starting a process, the wait doubles,
+// and once the DPU opens again frames are served.
+TEST_F(VartOnDouble, SupervisedChildBacksOffWhenItCannotStart) {
+  const Graph g = two_in_two_out(1);
+  const Graph compiled = compile_equivalent(g);
+  const auto broken =
+      std::filesystem::temp_directory_path() / ("vart-broken-" + std::to_string(::getpid()));
+  const auto marker = broken.string() + ".fault";
+  std::filesystem::remove(broken);
+  std::filesystem::remove(marker);
+  Settings s;
+  s.fault = FaultKind::Abort;  // the first process's first frame, once
+  s.fault_job = 1;
+  s.fault_marker = marker;
+  s.broken_while = broken.string();
+  auto backend = vart(compiled, g, s, true);
+  EXPECT_EQ(backend->runner_batch(), 1u);
+  const auto attempts = [&] {  // the runners the broken DPU refused: one per attempted start
+    std::ifstream file(broken);
+    return std::count(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>(), '\n');
+  };
+  std::ofstream(broken).flush();
+  ::testing::internal::CaptureStderr();
+  std::string error = run_error(*backend, compiled);
+  EXPECT_THAT(error, HasSubstr("died during the frame (killed by signal 6"));
+  EXPECT_THAT(error, HasSubstr("restarting it failed: "));
+  EXPECT_THAT(error, HasSubstr("the DPU cannot be opened"));
+  EXPECT_THAT(error, HasSubstr("next attempt in 500 ms"));
+  EXPECT_EQ(attempts(), 1);
+  // Within the back-off: no attempt, an error at once with the reason.
+  auto start = std::chrono::steady_clock::now();
+  error = run_error(*backend, compiled);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200));
+  EXPECT_THAT(error, HasSubstr("the DPU process is down after 1 failed start (last: "));
+  EXPECT_THAT(error, HasSubstr("the DPU cannot be opened"));
+  EXPECT_EQ(attempts(), 1);
+  // After it: one attempt, which fails again and doubles the wait.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  error = run_error(*backend, compiled);
+  EXPECT_THAT(error, HasSubstr("next attempt in 1000 ms"));
+  EXPECT_EQ(attempts(), 2);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(log, HasSubstr("event=dpu_backoff failed_starts=1 next_attempt_ms=500 reason=\""));
+  EXPECT_THAT(log, HasSubstr("event=dpu_backoff failed_starts=2 next_attempt_ms=1000 reason=\""));
+  // The DPU opens again: after the wait, the next frame starts a process and is served.
+  std::filesystem::remove(broken);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  auto ref = make_backend("ref");
+  ref->load(g);
+  std::vector<QTensor> ref_inputs;
+  for (const QTensor& spec : input_specs(g))
+    ref_inputs.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, 5));
+  auto inputs = ref_inputs;
+  const auto specs = input_specs(compiled);
+  for (std::size_t i = 0; i < inputs.size(); ++i) inputs[i].name = specs[i].name;
+  EXPECT_EQ(backend->run(inputs)[0].data, ref->run(ref_inputs)[0].data);
+  std::filesystem::remove(marker);
+}
+
+// A DPU process that hangs while loading is killed at the load timeout (here made short:
+// the budget and grace, 2000 ms) and counts as a failed start, which backs off.
+TEST_F(VartOnDouble, SupervisedChildThatHangsAtLoadIsKilledAndBacksOff) {
+  const Graph g = two_in_two_out(1);
+  const Graph compiled = compile_equivalent(g);
+  const auto broken =
+      std::filesystem::temp_directory_path() / ("vart-hangs-" + std::to_string(::getpid()));
+  const auto marker = broken.string() + ".fault";
+  std::filesystem::remove(broken);
+  std::filesystem::remove(marker);
+  Settings s;
+  s.fault = FaultKind::Abort;
+  s.fault_job = 1;
+  s.fault_marker = marker;
+  s.broken_while = broken.string();
+  s.broken_hangs = true;
+  auto backend = vart(compiled, g, s, true);
+  vart_detail::DpuProcess::shared()->set_load_timeout_ms(0);
+  std::ofstream(broken).flush();
+  const auto start = std::chrono::steady_clock::now();
+  std::string error = run_error(*backend, compiled);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_THAT(error, HasSubstr("restarting it failed: "));
+  EXPECT_THAT(error, HasSubstr("the DPU process did not load the fragments within 2000 ms; "
+                               "next attempt in 500 ms"));
+  EXPECT_GE(took, std::chrono::milliseconds(2000));
+  EXPECT_LT(took, std::chrono::milliseconds(10000));
+  error = run_error(*backend, compiled);  // within the back-off: at once
+  EXPECT_THAT(error, HasSubstr("the DPU process is down after 1 failed start (last: "));
+  EXPECT_THAT(error, HasSubstr("did not load the fragments within 2000 ms"));
+  vart_detail::DpuProcess::shared()->set_load_timeout_ms(vart_detail::kLoadTimeoutMs);
+  std::filesystem::remove(broken);
+  std::filesystem::remove(marker);
+}
+
+TEST(VartBackoff, DoublesFromHalfASecondUpToThirtySeconds) {
+  using vart_detail::backoff_ms;
+  EXPECT_EQ(backoff_ms(0), 0);
+  EXPECT_EQ(backoff_ms(1), 500);
+  EXPECT_EQ(backoff_ms(2), 1000);
+  EXPECT_EQ(backoff_ms(3), 2000);
+  EXPECT_EQ(backoff_ms(7), 30000);  // 32 s, capped
+  EXPECT_EQ(backoff_ms(1000), 30000);
 }
 
 }  // namespace

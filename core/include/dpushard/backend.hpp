@@ -78,6 +78,10 @@ class Backend {
   virtual std::vector<QTensor> run_in_place() {
     throw Error("backend '" + std::string(name()) + "' has no frame memory: use run()");
   }
+
+  // Frames the device's runner takes per job, as the device reported it at load() (vart:
+  // the first dimension of VART's runner input tensor). 0 for backends without a device.
+  virtual std::uint32_t runner_batch() const { return 0; }
 };
 
 // Backends that live outside dpushard_exec (sim needs the timing model, a sibling module)

@@ -10,4 +10,11 @@ namespace dpushard {
 // Adds every built-in backend to the registry of dpushard/backend.hpp. Idempotent.
 void register_builtin_backends();
 
+// The hidden subcommand `dpu-child`: the vart backend's DPU process, which a vart worker
+// starts from its own executable (docs/vart.md); not in the user's help. Programs check it
+// first thing in main(). Without the vart backend in this build, run_dpu_child_command
+// prints one error line and returns 2.
+bool is_dpu_child_command(int argc, char** argv);
+int run_dpu_child_command(int argc, char** argv);
+
 }  // namespace dpushard

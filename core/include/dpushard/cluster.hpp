@@ -180,6 +180,9 @@ struct NodeResult {
   std::string backend;
   std::uint64_t dpu_fingerprint = 0;  // the node's DPU as its handshake reported it (0: none)
   std::uint32_t dpu_batch = 0;        // 0: not known
+  // The batch its device's runners took for its fragments, from its LOADED (vart: VART's
+  // runner input tensor's first dimension); 0 without a device.
+  std::uint32_t runner_batch = 0;
   std::vector<std::string> fragments;
   std::uint64_t frames_computed = 0;  // fragment runs
   double busy_ms = 0;                 // time its backend spent computing

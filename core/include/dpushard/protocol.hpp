@@ -26,7 +26,8 @@ inline constexpr std::uint32_t kMagic = 0x48535044;  // bytes 'D' 'P' 'S' 'H'
 // 2: HELLO asks for a heartbeat interval, LOAD carries the link. (Error code 15 came later
 // without a new version: a peer that does not know it names it "unknown" and keeps the text.)
 // 3: AUTH_OK carries the worker's DPU (fingerprint and batch; 0 without a DPU).
-inline constexpr std::uint16_t kProtocolVersion = 3;
+// 4: LOADED carries the batch the DPU's runners took for the job's fragments.
+inline constexpr std::uint16_t kProtocolVersion = 4;
 inline constexpr std::size_t kHeaderBytes = 20;
 inline constexpr std::size_t kDigestBytes = kSha256Bytes;  // sha256 hashes, nonces and HMACs
 inline constexpr std::size_t kMaxNameBytes = 4096;
@@ -223,6 +224,10 @@ struct Load {
 struct Loaded {
   static constexpr MessageType kType = MessageType::kLoaded;
   std::uint64_t job = 0;
+  // Frames per job of the runners the node's device opened for the job's fragments (vart:
+  // VART's runner input tensor's first dimension; the largest over the fragments); 0 for
+  // backends without a device.
+  std::uint32_t runner_batch = 0;
   bool operator==(const Loaded&) const = default;
 };
 struct Unload {

@@ -13,7 +13,9 @@
 // make_vart_backend (what "vart" names) runs VART in a supervised child process, so that a
 // DPU that hangs or a VART check that aborts costs a frame, not the process
 // (core/src/exec/vart/dpu_child.hpp); make_vart_backend_in_process runs it in the caller's
-// process (what the child itself runs, and tests that inspect the runner).
+// process (what the child itself runs, and tests that inspect the runner). The child is the
+// program's own executable run as `dpu-child` (run_dpu_child): every program that makes a
+// "vart" backend must hand that argument to run_dpu_child first thing in main().
 
 #include <memory>
 
@@ -26,5 +28,9 @@ void register_vart_backend();
 
 std::unique_ptr<Backend> make_vart_backend(const BackendOptions& options);
 std::unique_ptr<Backend> make_vart_backend_in_process(const BackendOptions& options);
+
+// The DPU process (`PROGRAM dpu-child ...`, argv[1] == "dpu-child"), which a vart backend
+// starts; never by hand. Returns the exit status for a bad invocation, else never returns.
+int run_dpu_child(int argc, char** argv);
 
 }  // namespace dpushard

@@ -390,6 +390,9 @@ void Orchestrator::load(const JobLayout& layout) {
            describe(event.node) + " sent " +
                std::string(net::message_type_name(net::type_of(event.message))) +
                " instead of LOADED");
+    links_[event.node].runner_batch = loaded->runner_batch;
+    if (result_ != nullptr && event.node < result_->nodes.size())  // a reload while streaming
+      result_->nodes[event.node].runner_batch = loaded->runner_batch;
     --pending;
   }
 }
@@ -412,6 +415,8 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
                           RunResult& result) {
   layout_ = std::move(layout);
   result_ = &result;
+  for (std::size_t node = 0; node < result.nodes.size() && node < links_.size(); ++node)
+    result.nodes[node].runner_batch = links_[node].runner_batch;
   frame_cycle_ = frame_cycle(plan);
   const std::size_t outputs = plan.model_outputs.size();
   // Open-ended (serve): frames come from the feed until it closes; none is "not yet sent".

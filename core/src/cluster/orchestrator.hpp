@@ -81,9 +81,10 @@ class Orchestrator {
     const NodeConfig* config = nullptr;
     std::shared_ptr<net::Connection> connection;  // io thread only
     std::string backend;
-    std::string worker_name;  // the name its worker gave at connect (CHALLENGE)
-    std::string refusal;      // why its last new HELLO was not taken back (logged once)
-    DeviceInfo device;        // as the worker reported it in AUTH_OK
+    std::string worker_name;         // the name its worker gave at connect (CHALLENGE)
+    std::string refusal;             // why its last new HELLO was not taken back (logged once)
+    DeviceInfo device;               // as the worker reported it in AUTH_OK
+    std::uint32_t runner_batch = 0;  // as the worker reported it in its last LOADED
     NodeState state = NodeState::kActive;
     // Bumped on every loss: events of an earlier connection are stale.
     std::uint32_t attempt = 0;

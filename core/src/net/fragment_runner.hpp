@@ -24,6 +24,8 @@ class FragmentRunner {
 
   const FragmentAssignment& assignment() const { return assignment_; }
   const std::string& name() const { return assignment_.name; }
+  // The device runner's batch for this fragment (Backend::runner_batch; 0 without a device).
+  std::uint32_t runner_batch() const { return backend_->runner_batch(); }
 
   // Stores input `index` of `frame`. Throws ProtocolError when the index, shape or
   // fix_point is wrong, the input arrived twice, or a new frame would exceed `capacity`.

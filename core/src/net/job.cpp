@@ -115,6 +115,12 @@ void Job::start(std::function<void(ErrorCode, const std::string&)> done) {
   });
 }
 
+std::uint32_t Job::runner_batch() const {
+  std::uint32_t batch = 0;
+  for (const auto& [slot, runner] : runners_) batch = std::max(batch, runner->runner_batch());
+  return batch;
+}
+
 void Job::on_fragments_loaded(std::vector<std::unique_ptr<FragmentRunner>> runners, ErrorCode code,
                               const std::string& error) {
   if (closed_) return;

@@ -34,6 +34,8 @@ class Job : public std::enable_shared_from_this<Job> {
   Stats stats() const;
   // Fragments taken loaded from the previous job of the connection (PreparedFragments).
   std::size_t reused_fragments() const { return reused_fragments_; }
+  // The largest device runner batch of its fragments (LOADED's runner_batch; 0: no device).
+  std::uint32_t runner_batch() const;
   // Drops the queued frames and closes the peer connections; idempotent. With
   // `keep_prepared`, the loaded fragments go to the connection's PreparedFragments for the
   // next job (one still computing a frame when that frame is done).

@@ -89,7 +89,10 @@ void put(wire::Writer& w, const Load& m) {
   w.u64(m.link_bits_per_s);
   w.u32(m.link_latency_us);
 }
-void put(wire::Writer& w, const Loaded& m) { w.u64(m.job); }
+void put(wire::Writer& w, const Loaded& m) {
+  w.u64(m.job);
+  w.u32(m.runner_batch);
+}
 void put(wire::Writer& w, const Unload& m) { w.u64(m.job); }
 void put(wire::Writer&, const Shutdown&) {}
 void put_tensor(wire::Writer& w, std::uint64_t job, std::uint64_t frame, std::uint32_t slot,
@@ -398,7 +401,10 @@ constexpr MessageKind kKinds[] = {
      [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message { return get_load(r); }},
     {MessageType::kLoaded, "LOADED", false, false,
      [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message {
-       return Loaded{r.u64("loaded.job")};
+       Loaded m;
+       m.job = r.u64("loaded.job");
+       m.runner_batch = r.u32("loaded.runner_batch");
+       return m;
      }},
     {MessageType::kUnload, "UNLOAD", false, false,
      [](wire::Reader& r, const FrameHeader&, const Limits&) -> Message {

@@ -148,9 +148,10 @@ void Session::on_load(Load&& load) {
     self->prepared_->clear();  // the job took what it reuses
     if (error.empty()) {
       const auto started = weak_job.lock();
-      self->ctx_.log->info("event=loaded job={:016x} reused_fragments={}", id,
-                           started ? started->reused_fragments() : 0);
-      return self->connection_->send(Loaded{id});
+      const std::uint32_t batch = started ? started->runner_batch() : 0;
+      self->ctx_.log->info("event=loaded job={:016x} reused_fragments={} runner_batch={}", id,
+                           started ? started->reused_fragments() : 0, batch);
+      return self->connection_->send(Loaded{id, batch});
     }
     self->ctx_.log->warn("event=load_failed job={:016x} code={} error=\"{}\"", id,
                          error_code_name(code), error);

@@ -16,8 +16,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -436,6 +438,21 @@ Settings settings_from_environment() {
   if (s.batch < 1) throw Error("DPUSHARD_VART_DOUBLE_BATCH must be at least 1");
   if (const char* fp = std::getenv("DPUSHARD_VART_DOUBLE_FINGERPRINT"); fp != nullptr && *fp)
     s.fingerprint = parse_fingerprint(fp, "DPUSHARD_VART_DOUBLE_FINGERPRINT");
+  if (const char* files = std::getenv("DPUSHARD_VART_DOUBLE_INTS"); files != nullptr && *files) {
+    std::string list = files;
+    for (std::size_t start = 0; start <= list.size();) {
+      const std::size_t end = std::min(list.find(':', start), list.size());
+      if (end > start) s.int_graphs.push_back(read_xmodel(list.substr(start, end - start)));
+      start = end + 1;
+    }
+  }
+  s.null_jobs = env_flag("DPUSHARD_VART_DOUBLE_NULL_JOBS");
+  if (const char* file = std::getenv("DPUSHARD_VART_DOUBLE_BROKEN_WHILE"); file != nullptr)
+    s.broken_while = file;
+  s.broken_hangs = env_flag("DPUSHARD_VART_DOUBLE_BROKEN_HANGS");
+  if (const char* file = std::getenv("DPUSHARD_VART_DOUBLE_FAULT_MARKER"); file != nullptr)
+    s.fault_marker = file;
+  s.fault_status = env_int("DPUSHARD_VART_DOUBLE_FAULT_STATUS", s.fault_status);
   s.plain_runner = env_flag("DPUSHARD_VART_DOUBLE_PLAIN");
   s.reverse_tensors = env_flag("DPUSHARD_VART_DOUBLE_REVERSE");
   if (const char* fault = std::getenv("DPUSHARD_VART_DOUBLE_FAULT"); fault != nullptr && *fault) {
@@ -458,14 +475,74 @@ Settings settings_from_environment() {
   return s;
 }
 
+namespace {
+
+constexpr const char* kExported[] = {
+    "DPUSHARD_VART_DOUBLE_INT",          "DPUSHARD_VART_DOUBLE_INTS",
+    "DPUSHARD_VART_DOUBLE_WEIGHTS",      "DPUSHARD_VART_DOUBLE_BATCH",
+    "DPUSHARD_VART_DOUBLE_FINGERPRINT",  "DPUSHARD_VART_DOUBLE_PLAIN",
+    "DPUSHARD_VART_DOUBLE_REVERSE",      "DPUSHARD_VART_DOUBLE_FAULT",
+    "DPUSHARD_VART_DOUBLE_FAULT_STATUS", "DPUSHARD_VART_DOUBLE_FAULT_MARKER",
+    "DPUSHARD_VART_DOUBLE_NULL_JOBS",    "DPUSHARD_VART_DOUBLE_BROKEN_WHILE",
+    "DPUSHARD_VART_DOUBLE_BROKEN_HANGS"};
+std::filesystem::path g_export_dir;  // the exported graphs' folder, under g_mutex
+
+// The settings as DPUSHARD_VART_DOUBLE_* variables (settings_from_environment reads them back).
+void export_settings(const Settings& s) {
+  std::filesystem::remove_all(g_export_dir);
+  static int serial = 0;
+  g_export_dir = std::filesystem::temp_directory_path() /
+                 ("vart-double-" + std::to_string(::getpid()) + "-" + std::to_string(++serial));
+  std::filesystem::create_directories(g_export_dir);
+  int files = 0;
+  const auto file_of = [&](const Graph& graph) {
+    const auto path = g_export_dir / (std::to_string(files++) + ".xmodel");
+    write_xmodel(graph, path);
+    return path.string();
+  };
+  for (const char* name : kExported) ::unsetenv(name);
+  if (s.int_graph) ::setenv("DPUSHARD_VART_DOUBLE_INT", file_of(*s.int_graph).c_str(), 1);
+  std::string list;
+  for (const Graph& graph : s.int_graphs) list += (list.empty() ? "" : ":") + file_of(graph);
+  if (!list.empty()) ::setenv("DPUSHARD_VART_DOUBLE_INTS", list.c_str(), 1);
+  if (s.weights_graph)
+    ::setenv("DPUSHARD_VART_DOUBLE_WEIGHTS", file_of(*s.weights_graph).c_str(), 1);
+  ::setenv("DPUSHARD_VART_DOUBLE_BATCH", std::to_string(s.batch).c_str(), 1);
+  ::setenv("DPUSHARD_VART_DOUBLE_FINGERPRINT", fingerprint_text(s.fingerprint).c_str(), 1);
+  ::setenv("DPUSHARD_VART_DOUBLE_PLAIN", s.plain_runner ? "1" : "0", 1);
+  ::setenv("DPUSHARD_VART_DOUBLE_REVERSE", s.reverse_tensors ? "1" : "0", 1);
+  ::setenv("DPUSHARD_VART_DOUBLE_NULL_JOBS", s.null_jobs ? "1" : "0", 1);
+  ::setenv("DPUSHARD_VART_DOUBLE_BROKEN_HANGS", s.broken_hangs ? "1" : "0", 1);
+  static const std::map<FaultKind, const char*> names = {{FaultKind::Status, "status"},
+                                                         {FaultKind::Throw, "throw"},
+                                                         {FaultKind::Abort, "abort"},
+                                                         {FaultKind::Hang, "hang"},
+                                                         {FaultKind::Stall, "stall"}};
+  if (s.fault != FaultKind::None)
+    ::setenv("DPUSHARD_VART_DOUBLE_FAULT",
+             (std::string(names.at(s.fault)) + "@" + std::to_string(s.fault_job)).c_str(), 1);
+  ::setenv("DPUSHARD_VART_DOUBLE_FAULT_STATUS", std::to_string(s.fault_status).c_str(), 1);
+  if (!s.fault_marker.empty())
+    ::setenv("DPUSHARD_VART_DOUBLE_FAULT_MARKER", s.fault_marker.c_str(), 1);
+  if (!s.broken_while.empty())
+    ::setenv("DPUSHARD_VART_DOUBLE_BROKEN_WHILE", s.broken_while.c_str(), 1);
+}
+
+}  // namespace
+
 void set_settings(Settings settings) {
   const std::lock_guard lock(g_mutex);
+  export_settings(settings);
   g_settings = std::move(settings);
 }
 
 void clear_settings() {
   const std::lock_guard lock(g_mutex);
   g_settings.reset();
+  for (const char* name : kExported) ::unsetenv(name);
+  std::error_code ignored;
+  std::filesystem::remove_all(g_export_dir, ignored);
+  g_export_dir.clear();
 }
 
 Journal journal() {
@@ -501,6 +578,16 @@ std::unique_ptr<Runner> Runner::create_runner(const xir::Subgraph* subgraph,
   {
     const std::lock_guard lock(dpushard::vart_double::g_mutex);
     ++dpushard::vart_double::g_journal.runners;
+  }
+  if (!settings.broken_while.empty()) {
+    if (std::FILE* broken = std::fopen(settings.broken_while.c_str(), "r+")) {
+      std::fseek(broken, 0, SEEK_END);
+      std::fputs("refused a runner\n", broken);
+      std::fclose(broken);
+      while (settings.broken_hangs) std::this_thread::sleep_for(std::chrono::seconds(1));
+      throw std::runtime_error("vart double: the DPU cannot be opened (" + settings.broken_while +
+                               " exists)");
+    }
   }
   // The runner computes from the `_int` fragment or from the subgraph's ops; a subgraph it
   // cannot compute (weights not in the file, an op it does not know) fails here, as

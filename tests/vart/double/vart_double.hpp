@@ -18,7 +18,9 @@
 //     controller does).
 // It also stands in for `xdputil query` (core/src/exec/vart/dpu_query.hpp): query_dpu()
 // reports the settings' fingerprint and batch.
-// Settings come from the environment (for the command line) or from set_settings (in-process).
+// Settings come from the environment (for the command line) or from set_settings, which also
+// exports them to the environment (the graphs as files in a temporary folder), so that the
+// DPU processes a supervised backend starts (its own executable, exec'd) get them too.
 
 #include <cstdint>
 #include <memory>
@@ -58,13 +60,23 @@ struct Settings {
   // after it): only if this file does not exist yet, which the double then creates.
   std::string fault_marker;
   // A DPU that takes no time: jobs skip the arithmetic (outputs keep the device copy's old
-  // bytes). For benchmarks of the host side only (bench_vart_child); in-process only.
+  // bytes). For benchmarks of the host side only (bench_vart_child;
+  // DPUSHARD_VART_DOUBLE_NULL_JOBS=1).
   bool null_jobs = false;
+  // A DPU process that cannot start: while this file exists, create_runner appends a line to
+  // it and throws, as a runner library that cannot open the DPU does
+  // (DPUSHARD_VART_DOUBLE_BROKEN_WHILE).
+  std::string broken_while;
+  // With broken_while: create_runner never returns instead of throwing, as a runner library
+  // stuck opening the DPU (DPUSHARD_VART_DOUBLE_BROKEN_HANGS=1).
+  bool broken_hangs = false;
 };
 
 // Reads the DPUSHARD_VART_DOUBLE_* variables; throws dpushard::Error on a bad value.
 Settings settings_from_environment();
-// In-process tests: these settings instead of the environment's, for runners created later.
+// In-process tests: these settings instead of the environment's, for runners created later,
+// here and in DPU processes started later. Call it before starting threads that read the
+// environment (it sets variables); clear_settings removes them and the files.
 void set_settings(Settings settings);
 void clear_settings();
 

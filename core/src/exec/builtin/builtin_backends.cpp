@@ -3,6 +3,9 @@
 
 #include "dpushard/builtin_backends.hpp"
 
+#include <iostream>
+#include <string_view>
+
 #include "dpushard/sim_backend.hpp"
 #ifdef DPUSHARD_HAVE_CPU_BACKEND
 #include "dpushard/cpu_backend.hpp"
@@ -20,6 +23,21 @@ void register_builtin_backends() {
 #endif
 #ifdef DPUSHARD_HAVE_VART_BACKEND
   register_vart_backend();  // needs Vitis AI's runtime (docs/vart.md)
+#endif
+}
+
+bool is_dpu_child_command(int argc, char** argv) {
+  return argc >= 2 && std::string_view(argv[1]) == "dpu-child";
+}
+
+int run_dpu_child_command(int argc, char** argv) {
+#ifdef DPUSHARD_HAVE_VART_BACKEND
+  return run_dpu_child(argc, argv);
+#else
+  (void)argc;
+  (void)argv;
+  std::cerr << "dpushard: error: dpu-child: this build has no vart backend\n";
+  return 2;
 #endif
 }
 

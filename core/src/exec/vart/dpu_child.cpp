@@ -1,12 +1,11 @@
-// VART in a supervised child process (dpu_child.hpp).
+// VART in a supervised child process (dpu_child.hpp): the worker's side. The child's side is
+// dpu_child_main.cpp.
 
 #include "dpu_child.hpp"
 
-#include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -18,44 +17,22 @@
 #include <cstring>
 #include <exception>
 #include <thread>
+#include <utility>
 
+#include "dpu_log.hpp"
+#include "dpu_spawn.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/perf.hpp"
 #include "dpushard/shape.hpp"
+#include "dpushard/xmodel.hpp"
 
 namespace dpushard::vart_detail {
 namespace {
-
-constexpr char kRun = 'R';   // + the fragment's id: run the frame in its memory
-constexpr char kDrop = 'U';  // + the fragment's id: unload it (no reply)
-constexpr std::size_t kMaxMessage = 4096;
 
 std::size_t bytes_of(const std::vector<std::int64_t>& shape) {
   std::size_t n = 1;
   for (const auto d : shape) n *= static_cast<std::size_t>(d);
   return n;
-}
-
-void send_message(int fd, const std::string& message) {
-  const std::string text = message.substr(0, kMaxMessage);
-  while (::send(fd, text.data(), text.size(), MSG_NOSIGNAL) < 0 && errno == EINTR) {
-  }
-}
-
-std::string command(char what, int id) {
-  std::string message(1 + sizeof id, what);
-  std::memcpy(message.data() + 1, &id, sizeof id);
-  return message;
-}
-
-// One message; "" when the peer closed the socket.
-std::string receive_message(int fd) {
-  char buffer[kMaxMessage];
-  for (;;) {
-    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n >= 0) return std::string(buffer, static_cast<std::size_t>(n));
-    if (errno != EINTR) return "";
-  }
 }
 
 // A reply within the socket's receive timeout (SO_RCVTIMEO, set once per child): one system
@@ -92,6 +69,49 @@ bool readable_within(int fd, int timeout_ms) {
 
 }  // namespace
 
+void send_message(int fd, const std::string& message) {
+  const std::string text = message.substr(0, kMaxMessage);
+  while (::send(fd, text.data(), text.size(), MSG_NOSIGNAL) < 0 && errno == EINTR) {
+  }
+}
+
+std::string command(char what, int id) {
+  std::string message(1 + sizeof id, what);
+  std::memcpy(message.data() + 1, &id, sizeof id);
+  return message;
+}
+
+std::string receive_message(int fd) {
+  char buffer[kMaxMessage];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n >= 0) return std::string(buffer, static_cast<std::size_t>(n));
+    if (errno != EINTR) return "";
+  }
+}
+
+FrameLayout frame_layout(const DpuBinding& binding) {
+  FrameLayout layout;
+  for (const auto& t : binding.inputs) {
+    layout.in_offsets.push_back(layout.total);
+    layout.in_bytes.push_back(bytes_of(t.shape));
+    layout.total += layout.in_bytes.back();
+  }
+  for (const auto& t : binding.outputs) {
+    layout.out_offsets.push_back(layout.total);
+    layout.out_bytes.push_back(bytes_of(t.shape));
+    layout.total += layout.out_bytes.back();
+  }
+  return layout;
+}
+
+int backoff_ms(int failures) {
+  if (failures <= 0) return 0;
+  std::int64_t wait = kFirstBackoffMs;
+  for (int i = 1; i < failures && wait < kMaxBackoffMs; ++i) wait *= 2;
+  return static_cast<int>(std::min<std::int64_t>(wait, kMaxBackoffMs));
+}
+
 double budget_factor() {
   const char* text = std::getenv("DPUSHARD_VART_BUDGET_FACTOR");
   if (text == nullptr || *text == '\0') return kBudgetFactor;
@@ -121,19 +141,15 @@ int budget_for(const Graph& graph, std::int64_t jobs) {
 
 }  // namespace
 
-std::shared_ptr<DpuProcess> DpuProcess::shared(const BackendOptions& options,
-                                               BackendFactory in_process) {
+std::shared_ptr<DpuProcess> DpuProcess::shared() {
   static std::mutex mutex;
   static std::weak_ptr<DpuProcess> current;
   const std::lock_guard lock(mutex);
   if (auto process = current.lock()) return process;
-  auto process = std::make_shared<DpuProcess>(options, in_process);
+  auto process = std::make_shared<DpuProcess>();
   current = process;
   return process;
 }
-
-DpuProcess::DpuProcess(BackendOptions options, BackendFactory in_process)
-    : options_(std::move(options)), in_process_(in_process) {}
 
 DpuProcess::~DpuProcess() { stop_child(); }
 
@@ -147,16 +163,18 @@ int DpuProcess::add(DpuFragment fragment) {
   stop_child();
   const std::string who = fragments_.at(id).where;
   try {
+    // A new set of fragments: tried now, back-off or not (the new one may be what fails).
     start_child(who);
+    failed_starts_ = 0;
   } catch (const std::exception&) {
     fragments_.erase(id);
     budget_ms_ = kMinBudgetMs;
     for (const auto& [i, f] : fragments_) budget_ms_ = std::max(budget_ms_, f.budget_ms);
     if (!fragments_.empty()) {
       try {
-        start_child(who);
+        restart_child(who);
       } catch (const std::exception&) {
-        // the next frame tries again (run())
+        // the next frame tries again when the back-off allows (run())
       }
     }
     throw;
@@ -171,10 +189,22 @@ void DpuProcess::remove(int id) {
   if (child_ > 0) send_message(fd_, command(kDrop, id));
 }
 
+std::uint32_t DpuProcess::runner_batch(int id) {
+  const std::lock_guard lock(mutex_);
+  const auto it = fragments_.find(id);
+  return it == fragments_.end() ? 0 : it->second.runner_batch;
+}
+
 std::vector<int> DpuProcess::run(int id) {
   const std::lock_guard lock(mutex_);
   const DpuFragment& fragment = fragments_.at(id);
-  if (child_ < 0) start_child(fragment.where);  // a restart that failed earlier: try again
+  if (child_ < 0) {  // a restart that failed earlier: try again, unless backing off
+    try {
+      restart_child(fragment.where);
+    } catch (const std::exception& e) {
+      throw DeviceError(e.what());
+    }
+  }
   send_message(fd_, command(kRun, id));
   std::string reply;
   if (!reply_within(fd_, reply)) {
@@ -189,7 +219,7 @@ std::vector<int> DpuProcess::run(int id) {
   // Anything but "OK" + one fix point per output is the in-process backend's one-line error.
   // Its runner is retired after a failed job (the DPU may still write into its buffers):
   // a fresh process opens fresh runners.
-  const std::size_t outputs = fragment.out_bytes.size();
+  const std::size_t outputs = fragment.outputs;
   if (reply.rfind("OK", 0) != 0 || reply.size() != 2 + sizeof(int) * outputs) {
     const std::string& where = fragment.where;
     const std::string what =
@@ -209,7 +239,7 @@ std::string DpuProcess::restart_after(const DpuFragment& fragment, const std::st
   ++restarts_;
   std::string message = fragment.where + ": " + what;
   try {
-    start_child(fragment.where);
+    restart_child(fragment.where);
     message += "; restarted it (restart " + std::to_string(restarts_) + ")";
   } catch (const std::exception& e) {
     message += "; restarting it failed: " + std::string(e.what());
@@ -217,35 +247,57 @@ std::string DpuProcess::restart_after(const DpuFragment& fragment, const std::st
   return message;
 }
 
+void DpuProcess::restart_child(const std::string& who) {
+  const auto now = std::chrono::steady_clock::now();
+  if (failed_starts_ > 0 && now < next_start_) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_start_ - now).count();
+    throw Error(who + ": the DPU process is down after " + std::to_string(failed_starts_) +
+                " failed start" + (failed_starts_ == 1 ? "" : "s") + " (last: " + last_failure_ +
+                "); next attempt in " + std::to_string(left) + " ms");
+  }
+  try {
+    start_child(who);
+    if (failed_starts_ > 0)
+      dpu_log().info("event=dpu_started after_failed_starts={}", failed_starts_);
+    failed_starts_ = 0;
+  } catch (const std::exception& e) {
+    ++failed_starts_;
+    last_failure_ = e.what();
+    const int wait = backoff_ms(failed_starts_);
+    next_start_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait);
+    dpu_log().warn("event=dpu_backoff failed_starts={} next_attempt_ms={} reason=\"{}\"",
+                   failed_starts_, wait, last_failure_);
+    throw Error(std::string(e.what()) + "; next attempt in " + std::to_string(wait) + " ms");
+  }
+}
+
 void DpuProcess::start_child(const std::string& who) {
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0)
     throw Error(who + ": socketpair: " + std::strerror(errno));
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
+  // dpushard dpu-child --parent PID --timeout-ms BUDGET --fragment ID ...; the socket at 3,
+  // fragment k's graph and memory at 4+2k and 5+2k (dpu_child_main.cpp).
+  std::vector<std::string> args = {kDpuChildCommand, "--parent", std::to_string(::getpid()),
+                                   "--timeout-ms", std::to_string(budget_ms_)};
+  std::vector<int> handed = {fds[1]};
+  for (const auto& [id, fragment] : fragments_) {
+    args.insert(args.end(), {"--fragment", std::to_string(id)});
+    handed.push_back(fragment.graph_fd);
+    handed.push_back(fragment.memory_fd);
+  }
+  pid_t pid = -1;
+  try {
+    pid = spawn_own_image(args, handed, who);
+  } catch (...) {
     ::close(fds[0]);
     ::close(fds[1]);
-    throw Error(who + ": cannot start the DPU process: " + std::strerror(errno));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(1);
-    ::signal(SIGINT, SIG_IGN);  // the worker handles Ctrl-C and then closes the socket
-    ::signal(SIGTERM, SIG_DFL);
-    ::signal(SIGPIPE, SIG_IGN);
-    // The worker's sockets and files stay the worker's: a connection it closes must not stay
-    // open in the child.
-    const auto fd = static_cast<unsigned>(fds[1]);
-    if (fd > 3) ::close_range(3, fd - 1, 0);
-    ::close_range(fd + 1, ~0U, 0);
-    serve(fds[1]);
+    throw;
   }
   ::close(fds[1]);
   child_ = pid;
   fd_ = fds[0];
-  const int load_budget = std::max(60'000, budget_ms_ + kGraceMs);
+  const int load_budget = std::max(load_timeout_ms_, budget_ms_ + kGraceMs);
   if (!readable_within(fd_, load_budget)) {
     ::kill(child_, SIGKILL);
     reap();
@@ -257,9 +309,17 @@ void DpuProcess::start_child(const std::string& who) {
     const std::string reason = reap();
     throw Error(who + ": the DPU process died loading the fragments (" + reason + ")");
   }
-  if (reply != "OK") {
+  // "OK" and each fragment's runner batch (u32), in the order of the --fragment arguments.
+  if (reply.rfind("OK", 0) != 0 || reply.size() != 2 + 4 * fragments_.size()) {
     stop_child();
-    throw Error(reply);
+    throw Error(reply.rfind("OK", 0) == 0 ? who + ": the DPU process answered its load with " +
+                                                std::to_string(reply.size()) + " bytes"
+                                          : reply);
+  }
+  std::size_t at = 2;
+  for (auto& [id, fragment] : fragments_) {
+    std::memcpy(&fragment.runner_batch, reply.data() + at, 4);
+    at += 4;
   }
   const int wait_ms = budget_ms_ + kGraceMs;
   const timeval timeout{wait_ms / 1000, (wait_ms % 1000) * 1000};
@@ -298,88 +358,7 @@ std::string DpuProcess::reap() {
   return "stopped";
 }
 
-namespace {
-
-// A fragment in the child: its backend, and its tensors' addresses in the shared memory.
-struct Served {
-  std::unique_ptr<Backend> backend;
-  InPlaceBackend* in_place = nullptr;  // the backend, when it runs on the shared memory
-  std::vector<const std::int8_t*> inputs;
-  std::vector<std::int8_t*> outputs;
-  std::vector<QTensor> copies;  // without in_place: the inputs as QTensors
-};
-
-std::vector<int> serve_frame(Served& served, const DpuFragment& fragment) {
-  if (served.in_place != nullptr) return served.in_place->run_on(served.inputs, served.outputs);
-  for (std::size_t i = 0; i < served.copies.size(); ++i)
-    std::memcpy(served.copies[i].data.data(), served.inputs[i], fragment.in_bytes[i]);
-  const std::vector<QTensor> outputs = served.backend->run(served.copies);
-  std::vector<int> fix_points;
-  for (std::size_t o = 0; o < outputs.size() && o < served.outputs.size(); ++o) {
-    std::memcpy(served.outputs[o], outputs[o].data.data(),
-                std::min(fragment.out_bytes[o], outputs[o].data.size()));
-    fix_points.push_back(outputs[o].fix_point);
-  }
-  return fix_points;
-}
-
-}  // namespace
-
-void DpuProcess::serve(int fd) {
-  // VART's DPU controller gives up on a job after XLNX_DPU_TIMEOUT ms: the frame's budget.
-  ::setenv("XLNX_DPU_TIMEOUT", std::to_string(budget_ms_).c_str(), 1);
-  std::map<int, Served> served;
-  try {
-    BackendOptions options = options_;
-    options.threads = 1;  // frames come one at a time
-    for (const auto& [id, fragment] : fragments_) {
-      Served s;
-      s.backend = in_process_(options);
-      s.backend->load(fragment.graph);
-      s.in_place = dynamic_cast<InPlaceBackend*>(s.backend.get());
-      const DpuBinding binding = bind_dpu_subgraph(fragment.graph);
-      for (std::size_t i = 0; i < fragment.in_offsets.size(); ++i) {
-        s.inputs.push_back(fragment.memory + fragment.in_offsets[i]);
-        const auto& spec = binding.inputs[i];
-        if (s.in_place == nullptr)
-          s.copies.push_back(QTensor{spec.name, spec.shape, spec.fix_point,
-                                     std::vector<std::int8_t>(fragment.in_bytes[i])});
-      }
-      for (const std::size_t offset : fragment.out_offsets)
-        s.outputs.push_back(fragment.memory + offset);
-      served.emplace(id, std::move(s));
-    }
-    send_message(fd, "OK");
-  } catch (const std::exception& e) {
-    send_message(fd, e.what());
-    ::_exit(0);
-  }
-  for (;;) {
-    const std::string message = receive_message(fd);
-    int id = -1;
-    if (message.size() == 1 + sizeof id) std::memcpy(&id, message.data() + 1, sizeof id);
-    if (message.empty()) ::_exit(0);  // the parent closed the socket
-    const auto it = served.find(id);
-    if (message[0] == kDrop) {
-      if (it != served.end()) served.erase(it);
-      continue;
-    }
-    if (message[0] != kRun || it == served.end()) ::_exit(0);
-    try {
-      // The reply carries the outputs' fix points: the runner's tensors', not the file's.
-      const std::vector<int> fix_points = serve_frame(it->second, fragments_.at(id));
-      std::string reply = "OK";
-      reply.append(reinterpret_cast<const char*>(fix_points.data()),
-                   sizeof(int) * fix_points.size());
-      send_message(fd, reply);
-    } catch (const std::exception& e) {
-      send_message(fd, e.what());
-    }
-  }
-}
-
-SupervisedBackend::SupervisedBackend(BackendOptions options, BackendFactory in_process)
-    : options_(std::move(options)), in_process_(in_process) {}
+SupervisedBackend::SupervisedBackend(BackendOptions options) : options_(std::move(options)) {}
 
 SupervisedBackend::~SupervisedBackend() { unload(); }
 
@@ -389,45 +368,69 @@ void SupervisedBackend::unload() {
   process_.reset();
   if (shared_ != nullptr) ::munmap(shared_, shared_bytes_);
   shared_ = nullptr;
+  for (int* fd : {&memory_fd_, &graph_fd_})
+    if (*fd >= 0) ::close(std::exchange(*fd, -1));
   frame_ = {};
 }
+
+namespace {
+
+// An anonymous file of `bytes` bytes (close-on-exec), holding `content` when given.
+int anonymous_file(const char* name, std::size_t bytes, const std::string& where,
+                   const std::string* content = nullptr) {
+  const int fd = ::memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0) throw Error(where + ": memfd_create: " + std::strerror(errno));
+  const auto fail = [&](const char* what) {
+    const int code = errno;
+    ::close(fd);
+    throw Error(where + ": " + what + " of " + std::to_string(bytes) +
+                " bytes for the DPU process: " + std::strerror(code));
+  };
+  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) fail("ftruncate");
+  for (std::size_t done = 0; content != nullptr && done < content->size();) {
+    const ssize_t n =
+        ::pwrite(fd, content->data() + done, content->size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail("writing the graph");
+    done += static_cast<std::size_t>(n);
+  }
+  return fd;
+}
+
+}  // namespace
 
 void SupervisedBackend::load(const Graph& graph) {
   const std::lock_guard lock(mutex_);
   unload();
   where_ = "vart: graph '" + graph.name() + "'";
   binding_ = bind_dpu_subgraph(graph);  // the one-line errors, before any process exists
+  const FrameLayout layout = frame_layout(binding_);
   DpuFragment fragment;
-  fragment.graph = graph;
   fragment.where = where_;
-  std::size_t offset = 0;
-  for (const auto& t : binding_.inputs) {
-    fragment.in_offsets.push_back(offset);
-    fragment.in_bytes.push_back(bytes_of(t.shape));
-    offset += fragment.in_bytes.back();
-  }
-  for (const auto& t : binding_.outputs) {
-    fragment.out_offsets.push_back(offset);
-    fragment.out_bytes.push_back(bytes_of(t.shape));
-    offset += fragment.out_bytes.back();
-  }
-  shared_bytes_ = std::max<std::size_t>(offset, 1);
-  void* memory =
-      ::mmap(nullptr, shared_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED)
+  fragment.outputs = binding_.outputs.size();
+  shared_bytes_ = std::max<std::size_t>(layout.total, 1);
+  memory_fd_ = anonymous_file("dpushard-frame", shared_bytes_, where_);
+  const std::string bytes = serialize_xmodel(graph);
+  graph_fd_ = anonymous_file("dpushard-graph", bytes.size(), where_, &bytes);
+  void* memory = ::mmap(nullptr, shared_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, memory_fd_, 0);
+  if (memory == MAP_FAILED) {
+    const int code = errno;
+    unload();
     throw Error(where_ + ": cannot map " + std::to_string(shared_bytes_) +
-                " bytes for the DPU process: " + std::strerror(errno));
+                " bytes for the DPU process: " + std::strerror(code));
+  }
   shared_ = static_cast<std::int8_t*>(memory);
-  fragment.memory = shared_;
+  fragment.graph_fd = graph_fd_;
+  fragment.memory_fd = memory_fd_;
   // Jobs per frame are not known before the runner's batch: price one job per frame.
   const std::int64_t frames = binding_.inputs.empty() ? 1 : binding_.inputs[0].shape.at(0);
   fragment.budget_ms = budget_for(graph, frames);
   FrameMemory frame;
-  for (std::size_t i = 0; i < fragment.in_offsets.size(); ++i)
-    frame.inputs.emplace_back(shared_ + fragment.in_offsets[i], fragment.in_bytes[i]);
-  for (std::size_t o = 0; o < fragment.out_offsets.size(); ++o)
-    frame.outputs.emplace_back(shared_ + fragment.out_offsets[o], fragment.out_bytes[o]);
-  process_ = DpuProcess::shared(options_, in_process_);
+  for (std::size_t i = 0; i < layout.in_offsets.size(); ++i)
+    frame.inputs.emplace_back(shared_ + layout.in_offsets[i], layout.in_bytes[i]);
+  for (std::size_t o = 0; o < layout.out_offsets.size(); ++o)
+    frame.outputs.emplace_back(shared_ + layout.out_offsets[o], layout.out_bytes[o]);
+  process_ = DpuProcess::shared();
   try {
     id_ = process_->add(std::move(fragment));
   } catch (...) {
@@ -435,6 +438,10 @@ void SupervisedBackend::load(const Graph& graph) {
     throw;
   }
   frame_ = std::move(frame);
+}
+
+std::uint32_t SupervisedBackend::runner_batch() const {
+  return process_ && id_ >= 0 ? process_->runner_batch(id_) : 0;
 }
 
 std::vector<QTensor> SupervisedBackend::run_in_place() {

@@ -81,6 +81,7 @@ class VartBackend final : public Backend, public vart_detail::InPlaceBackend {
       const std::lock_guard lock(mutex_);
       slots_.clear();
       free_.clear();
+      runner_batch_ = 0;
     }
     xgraph_.reset();
     where_ = "vart: graph '" + graph.name() + "'";
@@ -98,6 +99,7 @@ class VartBackend final : public Backend, public vart_detail::InPlaceBackend {
     std::vector<Slot> slots;
     for (int i = 0; i < std::max(1, options_.threads); ++i) slots.push_back(open_slot(subgraph));
     const std::lock_guard lock(mutex_);
+    runner_batch_ = static_cast<std::uint32_t>(slots.front().batch);
     slots_ = std::move(slots);
     for (std::size_t i = 0; i < slots_.size(); ++i) free_.push_back(i);
   }
@@ -120,6 +122,8 @@ class VartBackend final : public Backend, public vart_detail::InPlaceBackend {
     for (std::size_t o = 0; o < outputs.size(); ++o) outputs[o].fix_point = fix_points[o];
     return outputs;
   }
+
+  std::uint32_t runner_batch() const override { return runner_batch_; }
 
   // A frame read from and written to the caller's memory (the DPU process's shared memory):
   // each runner buffer is filled straight from it and emptied straight into it.
@@ -369,6 +373,7 @@ class VartBackend final : public Backend, public vart_detail::InPlaceBackend {
   std::string where_ = "vart";
   DpuBinding binding_;
   std::int64_t frames_ = 1;
+  std::uint32_t runner_batch_ = 0;      // the first runner's batch (every runner has the DPU's)
   std::unique_ptr<xir::Graph> xgraph_;  // outlives the runners, which point into it
 
   std::mutex mutex_;
@@ -384,7 +389,7 @@ std::unique_ptr<Backend> make_vart_backend_in_process(const BackendOptions& opti
 }
 
 std::unique_ptr<Backend> make_vart_backend(const BackendOptions& options) {
-  return std::make_unique<vart_detail::SupervisedBackend>(options, &make_vart_backend_in_process);
+  return std::make_unique<vart_detail::SupervisedBackend>(options);
 }
 
 void register_vart_backend() {
