@@ -174,6 +174,9 @@ int run_calibrate(const CalibrateOptions& o) {
   std::error_code ec;
   if (fs::is_directory(out, ec))
     throw Error("calibrate: -o '" + o.output + "' is a folder: give the target file to write");
+  const std::vector<std::string> backends = backend_names();
+  if (std::find(backends.begin(), backends.end(), o.backend) == backends.end())
+    make_backend(o.backend);  // not built here: its one-line error names the ones that are
   const std::vector<fs::path> files = model_files(o.models);
 
   std::vector<CalibrationSample> samples;

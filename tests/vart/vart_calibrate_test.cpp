@@ -6,6 +6,7 @@
 // be one that predict, split and the sim backend take.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -30,7 +31,9 @@ namespace {
 
 namespace fs = std::filesystem;
 const std::string kCli = DPUSHARD_VART_CLI;
-const fs::path kWork = fs::path(DPUSHARD_VART_TEST_WORK) / "calibrate";
+// A folder per process: ctest runs the tests of this file in parallel processes.
+const fs::path kWork =
+    fs::path(DPUSHARD_VART_TEST_WORK) / "calibrate" / ("pid" + std::to_string(::getpid()));
 
 // The injected board: figures far from the KV260 base so that finding them is no accident.
 const std::map<std::string, double> kTruth = {
@@ -112,6 +115,7 @@ class Calibrate : public ::testing::Test {
     set(board, "copy_out_ns_per_byte", 40);
     std::ofstream(kWork / "board.yaml") << board;
   }
+  static void TearDownTestSuite() { fs::remove_all(kWork); }
   static std::string board_env() {
     return "DPUSHARD_VART_DOUBLE_TIMING='" + (kWork / "board.yaml").string() +
            "' DPUSHARD_VART_DOUBLE_NULL=1";
@@ -196,6 +200,7 @@ TEST_F(Calibrate, BadInputIsOneLine) {
       {"calibrate " + models + " -o x.yaml --frames 0", 2, "--frames"},
       {"calibrate " + models + " -o x.yaml --name 'a b'", 1, "--name"},
       {"calibrate " + models + " -o x.yaml --target nosuchboard", 1, "nosuchboard"},
+      {"calibrate " + models + " -o x.yaml --backend nosuchbackend", 1, "nosuchbackend"},
       {"calibrate '" + (kWork / "models" / "cnn3000000_112.xmodel").string() + "' -o '" +
            (kWork / "few.yaml").string() + "' --frames 1 --warmup 0",
        1, "are needed"},
