@@ -16,6 +16,7 @@ Command add_inspect_command(CLI::App& app);
 Command add_exec_command(CLI::App& app);
 Command add_import_command(CLI::App& app);
 Command add_predict_command(CLI::App& app);
+Command add_calibrate_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 
 Command add_split_command(CLI::App& app);

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
       dpushard::cli::add_exec_command(app),
       dpushard::cli::add_import_command(app),
       dpushard::cli::add_predict_command(app),
+      dpushard::cli::add_calibrate_command(app),
       dpushard::cli::add_report_command(app),
       dpushard::cli::add_split_command(app),
       dpushard::cli::add_plan_command(app),

@@ -111,6 +111,7 @@ struct OpTiming {
   double compute_ms = 0;         // cycles / (clock * efficiency), or the CPU time
   double memory_ms = 0;          // bytes / effective DDR bandwidth
   double floor_ms = 0;           // what the op's latency floor (min_op_cycles) adds on the DPU
+  bool alu = false;              // on the DPU: the ALU (alu_min_op_cycles), else the conv engine
   double ms = 0;                 // max(compute, memory, floor) on the DPU; the CPU time otherwise
   Bound bound = Bound::Compute;
 };

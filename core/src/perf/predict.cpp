@@ -45,8 +45,8 @@ void time_on_dpu(const OpShape& s, const Target& target, OpTiming& t) {
   t.bound = t.compute_ms >= t.memory_ms ? Bound::Compute : Bound::Memory;
   // One tile through the pipeline in sequence, at the DPU clock: hidden behind a layer of many
   // tiles, the whole time of a tiny one.
-  const double min_cycles =
-      s.kind == OpKind::Conv ? target.min_op_cycles : target.alu_min_op_cycles;
+  t.alu = s.kind != OpKind::Conv;
+  const double min_cycles = t.alu ? target.alu_min_op_cycles : target.min_op_cycles;
   const double busy_ms = std::max(t.compute_ms, t.memory_ms);
   t.ms = std::max(busy_ms, min_cycles / (target.clock_mhz * 1e3));
   t.floor_ms = t.ms - busy_ms;

@@ -267,7 +267,10 @@ class DoubleRunner final : public Base {
         batch_(settings.batch),
         inputs_(own_tensors(boundary(subgraph, true), settings.batch, settings.reverse_tensors)),
         outputs_(own_tensors(boundary(subgraph, false), settings.batch, settings.reverse_tensors)),
-        arithmetic_(Arithmetic::for_subgraph(subgraph, settings)) {
+        arithmetic_(settings.null_jobs
+                        ? std::nullopt
+                        : std::optional(Arithmetic::for_subgraph(subgraph, settings))),
+        job_time_(job_time(subgraph, settings)) {
     for (const auto* list : {&inputs_, &outputs_})
       for (const TensorSpec& s : *list) {
         buffers_.push_back(std::make_unique<DpuBuffer>(s.tensor.get(), s.frame_bytes, batch_));
@@ -285,6 +288,7 @@ class DoubleRunner final : public Base {
   std::pair<std::uint32_t, int> execute_async(
       const std::vector<vart::TensorBuffer*>& input,
       const std::vector<vart::TensorBuffer*>& output) override {
+    const auto start = std::chrono::steady_clock::now();
     int job = 0;
     {
       const std::lock_guard lock(g_mutex);
@@ -318,6 +322,7 @@ class DoubleRunner final : public Base {
       out_g[i / static_cast<std::size_t>(batch_)].push_back(out[i]);
     run_job(in_names, in_g, out_names, out_g);
     if (!is_ext()) copy_back(output, out_g);
+    if (job_time_) wait_until(start + *job_time_);
     return {static_cast<std::uint32_t>(job), 0};
   }
 
@@ -371,8 +376,8 @@ class DoubleRunner final : public Base {
                const std::vector<std::string>& out_names,
                std::vector<std::vector<std::vector<std::int8_t>*>>& out) {
     const std::lock_guard lock(job_mutex_);  // one DPU job at a time per runner
-    if (settings_.null_jobs) return;
-    arithmetic_.run(in_names, in, out_names, out, batch_);
+    if (!arithmetic_) return;                // null_jobs
+    arithmetic_->run(in_names, in, out_names, out, batch_);
   }
 
   // Whether the fault is still to come: always, or once per marker file (created here).
@@ -409,13 +414,38 @@ class DoubleRunner final : public Base {
     return 0;
   }
 
+  // The time a job takes with a timing target: `batch` frames of the graph on it.
+  static std::optional<std::chrono::nanoseconds> job_time(const xir::Subgraph* subgraph,
+                                                          const Settings& settings) {
+    if (!settings.timing) return std::nullopt;
+    std::string bytes;
+    subgraph->get_graph()->serialize_to_string(&bytes);
+    PredictOptions options;
+    options.io = HostIo::Network;
+    const Prediction p =
+        predict(parse_xmodel(bytes, "the runner's graph"), *settings.timing, options);
+    const double ms = settings.batch * (p.dpu_ms + p.host_ms);
+    return std::chrono::nanoseconds(static_cast<std::int64_t>(ms * 1e6));
+  }
+
+  // Sleeps to just before `deadline`, then spins: a sleep alone overshoots by the scheduler's
+  // slack (tens of microseconds), which would read as a larger fixed cost.
+  static void wait_until(std::chrono::steady_clock::time_point deadline) {
+    constexpr auto kSpin = std::chrono::microseconds(300);
+    if (std::chrono::steady_clock::now() < deadline - kSpin)
+      std::this_thread::sleep_until(deadline - kSpin);
+    while (std::chrono::steady_clock::now() < deadline) {
+    }
+  }
+
   Settings settings_;
   int batch_;
   std::vector<TensorSpec> inputs_, outputs_;
   std::vector<std::unique_ptr<DpuBuffer>> buffers_;
   std::vector<DpuBuffer*> in_buffers_, out_buffers_;
   std::mutex job_mutex_;
-  Arithmetic arithmetic_;
+  std::optional<Arithmetic> arithmetic_;  // none with null_jobs: nothing is computed
+  std::optional<std::chrono::nanoseconds> job_time_;
 };
 
 Settings current_settings() {
@@ -455,6 +485,8 @@ Settings settings_from_environment() {
   s.fault_status = env_int("DPUSHARD_VART_DOUBLE_FAULT_STATUS", s.fault_status);
   s.plain_runner = env_flag("DPUSHARD_VART_DOUBLE_PLAIN");
   s.reverse_tensors = env_flag("DPUSHARD_VART_DOUBLE_REVERSE");
+  if (const char* file = std::getenv("DPUSHARD_VART_DOUBLE_TIMING"); file != nullptr && *file)
+    s.timing = load_target(file);
   if (const char* fault = std::getenv("DPUSHARD_VART_DOUBLE_FAULT"); fault != nullptr && *fault) {
     std::string text = fault;
     if (const auto at = text.find('@'); at != std::string::npos) {

@@ -13,6 +13,9 @@
 //     fragment when one is given, else on the DPU subgraph's own ops lowered to `_int` ops
 //     (lower_compiled.hpp; the weights from the const-fix ops or from a given `_int` file), and
 //     returns from wait at once (the edge DPU's behaviour);
+//   - can take a board's time: with a timing target, each job lasts what that target's timing
+//     model gives the compiled graph (DPU time plus the host's fixed and copy costs per batch
+//     entry), as a board calibrated to those figures would (`dpushard calibrate`'s test);
 //   - can inject a failure into one job: a status code, an exception, an abort (glog FATAL,
 //     as VART does), or a hang (sleep XLNX_DPU_TIMEOUT ms, then abort, as the DPU
 //     controller does).
@@ -29,6 +32,7 @@
 #include <vector>
 
 #include "dpushard/graph.hpp"
+#include "dpushard/perf.hpp"
 
 namespace dpushard::vart_double {
 
@@ -60,8 +64,9 @@ struct Settings {
   // after it): only if this file does not exist yet, which the double then creates.
   std::string fault_marker;
   // A DPU that takes no time: jobs skip the arithmetic (outputs keep the device copy's old
-  // bytes). For benchmarks of the host side only (bench_vart_child;
-  // DPUSHARD_VART_DOUBLE_NULL_JOBS=1).
+  // bytes; the runner does not even prepare it, so any compiled graph loads). For benchmarks
+  // of the host side (bench_vart_child) and timing tests with a timing target (below);
+  // DPUSHARD_VART_DOUBLE_NULL_JOBS=1.
   bool null_jobs = false;
   // A DPU process that cannot start: while this file exists, create_runner appends a line to
   // it and throws, as a runner library that cannot open the DPU does
@@ -70,6 +75,12 @@ struct Settings {
   // With broken_while: create_runner never returns instead of throwing, as a runner library
   // stuck opening the DPU (DPUSHARD_VART_DOUBLE_BROKEN_HANGS=1).
   bool broken_hangs = false;
+  // DPUSHARD_VART_DOUBLE_TIMING (a target YAML file): each job takes batch x (dpu_ms +
+  // host_ms) of that target's prediction of the runner's graph (network io: per_frame_us and
+  // the copies, no TCP), from execute_async's call to its return (the arithmetic inside it).
+  // Read from the environment only (the exec'd DPU process inherits it; set_settings does
+  // not export it).
+  std::optional<Target> timing;
 };
 
 // Reads the DPUSHARD_VART_DOUBLE_* variables; throws dpushard::Error on a bad value.

@@ -1,0 +1,232 @@
+// The calibration fit (dpushard/calibrate.hpp, docs/perf.md "Calibration from a board").
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "dpushard/calibrate.hpp"
+#include "dpushard/error.hpp"
+#include "least_squares.hpp"
+
+namespace dpushard {
+namespace {
+
+constexpr double kUsInMs = 1e3;
+constexpr double kNsInMs = 1e6;
+constexpr int kMaxIterations = 30;
+
+// The unknowns, in this order: 1 / compute_efficiency, the two floors (cycles), the fixed
+// cost of a frame (us: host.per_frame_us + one DPU subgraph's launch) and the copy cost of
+// its input and output bytes (ns per byte).
+enum Unknown : std::size_t { kInverseEfficiency, kConvFloor, kAluFloor, kFixed, kCopy, kUnknowns };
+
+// One sample at the current figures: its coefficients per unknown (ms per unit), the time that
+// no unknown moves (memory-bound DPU ops, CPU ops, extra subgraph launches), and its regimes.
+struct Row {
+  std::vector<double> coefficients = std::vector<double>(kUnknowns, 0.0);
+  double known_ms = 0;
+  std::string regimes;  // one letter per timed op: compute, floor, alu floor, memory, cpu
+};
+
+Row row_of(const Graph& graph, const Target& target) {
+  PredictOptions options;
+  options.io = HostIo::Network;  // int8 in and out; the TCP time is left out below
+  const Prediction p = predict(graph, target, options);
+  Row row;
+  const double cycles_per_ms = target.clock_mhz * 1e3;
+  for (const OpTiming& t : p.ops) {
+    if (t.engine != Device::Dpu) {
+      row.known_ms += t.ms;
+      row.regimes += 'p';
+    } else if (t.floor_ms > 0) {
+      row.coefficients[t.alu ? kAluFloor : kConvFloor] += 1.0 / cycles_per_ms;
+      row.regimes += t.alu ? 'a' : 'f';
+    } else if (t.compute_ms >= t.memory_ms) {
+      row.coefficients[kInverseEfficiency] += static_cast<double>(t.cycles) / cycles_per_ms;
+      row.regimes += 'c';
+    } else {
+      row.known_ms += t.memory_ms;
+      row.regimes += 'm';
+    }
+  }
+  // Launches: the first DPU subgraph is in the fixed cost, the others and the CPU's are not.
+  row.known_ms +=
+      (std::max(0, p.dpu_subgraphs - 1) + p.cpu_subgraphs) * target.per_subgraph_us / kUsInMs;
+  row.coefficients[kFixed] = 1.0 / kUsInMs;
+  row.coefficients[kCopy] = static_cast<double>(p.input_bytes + p.output_bytes) / kNsInMs;
+  return row;
+}
+
+std::vector<double> base_values(const Target& t) {
+  return {1.0 / t.compute_efficiency, t.min_op_cycles, t.alu_min_op_cycles,
+          t.per_frame_us + t.per_subgraph_us, t.copy_in_ns_per_byte};
+}
+
+// `base` with the unknowns' values (each kept in the target's range while iterating).
+Target with_figures(const Target& base, const std::vector<double>& x) {
+  Target t = base;
+  t.compute_efficiency = std::clamp(1.0 / std::max(x[kInverseEfficiency], 1e-9), 1e-6, 1.0);
+  t.min_op_cycles = std::max(0.0, x[kConvFloor]);
+  t.alu_min_op_cycles = std::max(0.0, x[kAluFloor]);
+  const double fixed = std::max(0.0, x[kFixed]);
+  // One DPU subgraph per frame: its launch and the frame's fixed cost are one figure here.
+  // The launch keeps the base's figure (a CPU subgraph pays it too); the rest is per frame.
+  t.per_subgraph_us = std::min(base.per_subgraph_us, fixed);
+  t.per_frame_us = fixed - t.per_subgraph_us;
+  t.copy_in_ns_per_byte = t.copy_out_ns_per_byte = std::max(0.0, x[kCopy]);
+  return t;
+}
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+struct Solve {
+  std::vector<double> x;          // every unknown: fitted, or the base value
+  std::vector<double> std_error;  // of x (0 for the ones not fitted)
+  std::vector<std::string> notes;
+  std::vector<bool> fitted;
+};
+
+// The weighted least squares over the unknowns some sample moves, dropping any the samples
+// cannot tell apart from the others.
+Solve solve(const std::vector<Row>& rows, const std::vector<CalibrationSample>& samples,
+            const std::vector<double>& base) {
+  Solve s{base, std::vector<double>(kUnknowns, 0.0), std::vector<std::string>(kUnknowns),
+          std::vector<bool>(kUnknowns, false)};
+  std::vector<std::size_t> active;
+  for (std::size_t j = 0; j < kUnknowns; ++j) {
+    const bool moved =
+        std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.coefficients[j] > 0; });
+    if (moved)
+      active.push_back(j);
+    else
+      s.notes[j] = "not fitted: no model has an op in that regime";
+  }
+  for (;;) {
+    if (samples.size() < active.size() + 1)
+      throw Error("calibrate: " + std::to_string(samples.size()) + " timed model" +
+                  (samples.size() == 1 ? "" : "s") + " for " + std::to_string(active.size()) +
+                  " figures: at least " + std::to_string(active.size() + 1) + " are needed");
+    std::vector<std::vector<double>> a;
+    std::vector<double> b;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const double w = 1.0 / samples[i].measured_ms;  // relative error: each model weighs the same
+      std::vector<double> line;
+      for (const std::size_t j : active) line.push_back(rows[i].coefficients[j] * w);
+      a.push_back(std::move(line));
+      b.push_back((samples[i].measured_ms - rows[i].known_ms) * w);
+    }
+    std::size_t deficient = 0;
+    const auto solution = perf::solve_least_squares(a, b, deficient);
+    if (!solution) {
+      const std::size_t j = active[std::min(deficient, active.size() - 1)];
+      s.notes[j] = "not fitted: these models cannot tell it apart from the other figures";
+      active.erase(active.begin() +
+                   static_cast<std::ptrdiff_t>(std::min(deficient, active.size() - 1)));
+      continue;
+    }
+    const std::size_t spare = rows.size() - active.size();
+    const double sigma2 =
+        spare > 0 ? solution->residual_sum_of_squares / static_cast<double>(spare) : 0;
+    for (std::size_t c = 0; c < active.size(); ++c) {
+      s.x[active[c]] = solution->x[c];
+      s.std_error[active[c]] = std::sqrt(solution->variance[c] * sigma2);
+      s.fitted[active[c]] = true;
+      s.notes[active[c]].clear();
+    }
+    return s;
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& calibration_parameter_names() {
+  static const std::vector<std::string> names = {
+      "dpu.compute_efficiency", "dpu.min_op_cycles", "dpu.alu_min_op_cycles",
+      "host.per_frame_us+overheads.per_subgraph_us", "host.copy_ns_per_byte"};
+  return names;
+}
+
+CalibrationFit fit_calibration(const std::vector<CalibrationSample>& samples, const Target& base) {
+  if (samples.empty()) throw Error("calibrate: no timed model to fit");
+  for (const CalibrationSample& s : samples)
+    if (!(s.measured_ms > 0) || !std::isfinite(s.measured_ms))
+      throw Error("calibrate: " + s.name + ": measured time " + fmt(s.measured_ms) +
+                  " ms is not a positive number");
+  const std::vector<double> base_x = base_values(base);
+  CalibrationFit fit;
+  Target current = base;
+  std::vector<Row> rows;
+  for (const CalibrationSample& s : samples) rows.push_back(row_of(s.graph, current));
+  Solve result;
+  fit.converged = false;
+  while (fit.iterations < kMaxIterations) {
+    ++fit.iterations;
+    result = solve(rows, samples, base_x);
+    current = with_figures(base, result.x);
+    std::vector<Row> next;
+    for (const CalibrationSample& s : samples) next.push_back(row_of(s.graph, current));
+    const bool settled =
+        std::equal(rows.begin(), rows.end(), next.begin(),
+                   [](const Row& a, const Row& b) { return a.regimes == b.regimes; });
+    rows = std::move(next);
+    if (settled) {
+      fit.converged = true;
+      break;
+    }
+  }
+  // The fit's own figures, in range or one line saying which is not.
+  if (result.fitted[kInverseEfficiency]) {
+    const double x = result.x[kInverseEfficiency];
+    if (!(x >= 1.0))
+      throw Error("calibrate: the fit gives dpu.compute_efficiency " + fmt(1.0 / x) +
+                  ", outside (0, 1]: the compute-bound ops ran faster than the DPU's peak allows "
+                  "(a model's time is not its DPU's, or the clock is wrong)");
+  }
+  fit.target = current;
+  const std::vector<std::string>& names = calibration_parameter_names();
+  const std::vector<double> final_x = base_values(current);
+  for (std::size_t j = 0; j < kUnknowns; ++j) {
+    CalibrationParameter p;
+    p.name = names[j];
+    p.fitted = result.fitted[j];
+    p.note = result.notes[j];
+    if (j == kInverseEfficiency) {
+      p.value = current.compute_efficiency;
+      p.base = base.compute_efficiency;
+      const double x = result.x[j];
+      p.std_error = p.fitted ? result.std_error[j] / (x * x) : 0;
+    } else {
+      p.value = final_x[j];
+      p.base = base_x[j];
+      p.std_error = p.fitted ? result.std_error[j] : 0;
+      if (p.fitted && result.x[j] < 0)
+        p.note = "the fit gave " + fmt(result.x[j]) + "; written as 0";
+    }
+    if (j == kFixed && p.fitted)
+      p.note = (p.note.empty() ? "" : p.note + "; ") + "written as host.per_frame_us " +
+               fmt(current.per_frame_us) + " + overheads.per_subgraph_us " +
+               fmt(current.per_subgraph_us);
+    if (j == kCopy && p.fitted)
+      p.note = (p.note.empty() ? "" : p.note + "; ") +
+               "written as host.copy_in_ns_per_byte and copy_out_ns_per_byte";
+    fit.parameters.push_back(std::move(p));
+  }
+  double sum = 0;
+  for (const CalibrationSample& s : samples) {
+    PredictOptions options;
+    options.io = HostIo::Network;
+    const Prediction p = predict(s.graph, current, options);
+    CalibrationResidual r{s.name, s.measured_ms, p.dpu_ms + p.cpu_ms + p.host_ms};
+    sum += r.relative() * r.relative();
+    fit.residuals.push_back(std::move(r));
+  }
+  fit.rms_relative = std::sqrt(sum / static_cast<double>(samples.size()));
+  return fit;
+}
+
+}  // namespace dpushard

@@ -1,0 +1,224 @@
+// `dpushard calibrate` end to end on the VART double (dpushard_on_vart_double): the double's
+// jobs take the time a known target ("the board") gives each compiled model
+// (DPUSHARD_VART_DOUBLE_TIMING), the command times the compiled micro-models and three zoo CNNs
+// through the vart backend and its supervised DPU process, and its fit must find the injected
+// DPU efficiency, latency floors and host figures again within 5 %. The target it writes must
+// be one that predict, split and the sim backend take.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "compile_equivalent.hpp"
+#include "dpushard/backend.hpp"
+#include "dpushard/builtin_backends.hpp"
+#include "dpushard/micro.hpp"
+#include "dpushard/perf.hpp"
+#include "dpushard/tensor.hpp"
+#include "dpushard/xmodel.hpp"
+#include "dpushard/zoo.hpp"
+
+namespace dpushard {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kCli = DPUSHARD_VART_CLI;
+// A folder per process: ctest runs the tests of this file in parallel processes.
+const fs::path kWork =
+    fs::path(DPUSHARD_VART_TEST_WORK) / "calibrate" / ("pid" + std::to_string(::getpid()));
+
+// The injected board: figures far from the KV260 base so that finding them is no accident.
+const std::map<std::string, double> kTruth = {
+    {"dpu.compute_efficiency", 0.55},
+    {"dpu.min_op_cycles", 40'000},
+    {"dpu.alu_min_op_cycles", 30'000},
+    {"host.per_frame_us+overheads.per_subgraph_us", 3'000},
+    {"host.copy_ns_per_byte", 40}};
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Replaces `  key: value` (the first such line) in a target's text.
+void set(std::string& yaml, const std::string& key, double value) {
+  const auto at = yaml.find("  " + key + ":");
+  ASSERT_NE(at, std::string::npos) << key;
+  const auto end = yaml.find('\n', at);
+  std::ostringstream line;
+  line << "  " << key << ": " << value;
+  yaml.replace(at, end - at, line.str());
+}
+
+// The models: every micro-model the DPU runs whole and three zoo CNNs, compiled-equivalent.
+void write_models(const fs::path& dir) {
+  fs::create_directories(dir);
+  const Target kv260 = builtin_target("kv260");
+  for (const MicroModelInfo& m : micro_models()) {
+    const Graph g = make_micro_model(m.name);
+    const Prediction p = predict(g, kv260);
+    // compile_equivalent lays out fragments that end in fix ops (the `_nofix` ones do not).
+    if (p.cpu_subgraphs != 0 || p.dpu_subgraphs != 1 || m.name.ends_with("_nofix")) continue;
+    write_xmodel(vart_test::compile_equivalent(g), dir / (m.name + ".xmodel"));
+  }
+  // Floor-bound layers only (3M, 112x112), compute-bound ones besides (10M at 224x224, 20M at
+  // 112x112), with 37 kB and 150 kB inputs: what separates the copy cost from the compute.
+  for (const auto& [params, side] : {std::pair<std::int64_t, std::int64_t>{3'000'000, 112},
+                                     {10'000'000, 224},
+                                     {20'000'000, 112}}) {
+    ZooSpec spec;
+    spec.params = params;
+    spec.input = {side, side, 3};
+    spec.classes = 10;
+    write_xmodel(vart_test::compile_equivalent(make_cnn(spec)),
+                 dir / ("cnn" + std::to_string(params) + "_" + std::to_string(side) + ".xmodel"));
+  }
+  // Not compiled: listed as skipped, not timed.
+  write_xmodel(make_micro_model(micro_models().front().name), dir / "not_compiled_int.xmodel");
+}
+
+struct CliRun {
+  int status = 0;
+  std::string out, err;
+};
+
+CliRun cli(const std::string& env, const std::string& args) {
+  fs::create_directories(kWork);
+  const std::string command = env + " '" + kCli + "' " + args + " >'" + (kWork / "out").string() +
+                              "' 2>'" + (kWork / "err").string() + "'";
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read(kWork / "out"), read(kWork / "err")};
+}
+
+class Calibrate : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    fs::remove_all(kWork);
+    write_models(kWork / "models");
+    std::string board(builtin_target_yaml("kv260"));
+    set(board, "compute_efficiency", 0.55);
+    set(board, "min_op_cycles", 40'000);
+    set(board, "alu_min_op_cycles", 30'000);
+    set(board, "per_subgraph_us", 500);
+    set(board, "per_frame_us", 2'500);
+    set(board, "copy_in_ns_per_byte", 40);
+    set(board, "copy_out_ns_per_byte", 40);
+    std::ofstream(kWork / "board.yaml") << board;
+  }
+  static void TearDownTestSuite() { fs::remove_all(kWork); }
+  static std::string board_env() {
+    return "DPUSHARD_VART_DOUBLE_TIMING='" + (kWork / "board.yaml").string() +
+           "' DPUSHARD_VART_DOUBLE_NULL_JOBS=1";
+  }
+};
+
+TEST_F(Calibrate, RecoversTheInjectedFiguresWithinFivePercent) {
+  const fs::path target = kWork / "calibrated.yaml";
+  const CliRun r =
+      cli(board_env(), "calibrate '" + (kWork / "models").string() + "' -o '" + target.string() +
+                           "' --name kv260-double --frames 7 --warmup 1 --statistic min --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_GE(j["models"].size(), 8u);
+  ASSERT_EQ(j["skipped"].size(), 1u);
+  EXPECT_NE(j["skipped"][0]["file"].get<std::string>().find("not_compiled_int"), std::string::npos);
+  for (const auto& p : j["parameters"]) {
+    const std::string name = p["name"];
+    const double truth = kTruth.at(name);
+    EXPECT_TRUE(p["fitted"].get<bool>()) << name << ": " << p["note"];
+    EXPECT_NEAR(p["value"].get<double>(), truth, 0.05 * truth) << name << "\n" << r.out;
+  }
+  EXPECT_EQ(j["residuals"].size(), j["models"].size());
+  EXPECT_LT(j["rms_relative_residual"].get<double>(), 0.05) << r.out;
+
+  // The file: what the fit says, with its residuals, a target predict, split and sim take.
+  const std::string yaml = read(target);
+  const Target t = load_target(target);
+  EXPECT_EQ(t.name, "kv260-double");
+  EXPECT_NEAR(t.compute_efficiency, 0.55, 0.05 * 0.55);
+  EXPECT_NE(yaml.find("# residuals per model"), std::string::npos);
+  const fs::path model = kWork / "models" / "cnn3000000_112.xmodel";
+  const CliRun predicted =
+      cli("", "predict '" + model.string() + "' --target '" + target.string() + "' --json");
+  ASSERT_EQ(predicted.status, 0) << predicted.err;
+  EXPECT_EQ(nlohmann::json::parse(predicted.out)["target"], "kv260-double");
+  ZooSpec spec;
+  spec.params = 300'000;
+  spec.input = {64, 64, 3};
+  spec.classes = 10;
+  const Graph cnn = make_cnn(spec);
+  write_xmodel(cnn, kWork / "cnn_int.xmodel");
+  const CliRun split = cli("", "split '" + (kWork / "cnn_int.xmodel").string() +
+                                   "' --nodes 2 --strategy pipeline --target '" + target.string() +
+                                   "' -o '" + (kWork / "plan").string() + "'");
+  EXPECT_EQ(split.status, 0) << split.err;
+  register_builtin_backends();
+  BackendOptions options;
+  options.sim_target = target.string();
+  const auto sim = make_backend("sim", options);
+  sim->load(cnn);
+  std::vector<QTensor> inputs;
+  for (const QTensor& s : input_specs(cnn))
+    inputs.push_back(random_qtensor(s.name, s.shape, s.fix_point, 1));
+  EXPECT_EQ(sim->run(inputs).size(), cnn.outputs().size());
+}
+
+TEST_F(Calibrate, HumanOutputNamesEveryModelAndFigure) {
+  const fs::path target = kWork / "human.yaml";
+  const CliRun r =
+      cli(board_env(), "calibrate '" + (kWork / "models" / "cnn3000000_112.xmodel").string() +
+                           "' '" + (kWork / "models").string() + "' -o '" + target.string() +
+                           "' --frames 3 --warmup 1 --statistic min");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("timed "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("dpu.compute_efficiency"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("wrote " + target.string()), std::string::npos) << r.err;
+  EXPECT_EQ(load_target(target).name, "kv260-calibrated");
+}
+
+TEST_F(Calibrate, BadInputIsOneLine) {
+  const std::string models = "'" + (kWork / "models").string() + "'";
+  const std::string one_line_error = "dpushard: error: ";
+  struct Case {
+    std::string args;
+    int status;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"calibrate '" + (kWork / "nothing").string() + "' -o x.yaml", 1, "no such file or folder"},
+      {"calibrate " + models + " -o '" + kWork.string() + "'", 1, "is a folder"},
+      {"calibrate " + models + " -o x.yaml --frames 0", 2, "--frames"},
+      {"calibrate " + models + " -o x.yaml --name 'a b'", 1, "--name"},
+      {"calibrate " + models + " -o x.yaml --target nosuchboard", 1, "nosuchboard"},
+      {"calibrate " + models + " -o x.yaml --backend nosuchbackend", 1, "nosuchbackend"},
+      {"calibrate '" + (kWork / "models" / "cnn3000000_112.xmodel").string() + "' -o '" +
+           (kWork / "few.yaml").string() + "' --frames 1 --warmup 0",
+       1, "are needed"},
+      {"calibrate '" + (kWork / "models" / "not_compiled_int.xmodel").string() + "' -o x.yaml", 1,
+       "no model could be timed"},
+  };
+  for (const Case& c : cases) {
+    const CliRun r = cli(board_env(), c.args);
+    EXPECT_EQ(r.status, c.status) << c.args << "\n" << r.err;
+    // The error is the last line (a model skipped on the way is a line of its own before it).
+    const auto last = r.err.rfind('\n', r.err.size() - 2) + 1;
+    const std::string error = r.err.substr(last);
+    EXPECT_EQ(error.rfind(one_line_error, 0), 0u) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.err.find(one_line_error), last) << c.args << "\n" << r.err;
+    EXPECT_NE(error.find(c.says), std::string::npos) << c.args << "\n" << r.err;
+  }
+  EXPECT_FALSE(fs::exists(kWork / "few.yaml"));
+}
+
+}  // namespace
+}  // namespace dpushard

@@ -1,0 +1,282 @@
+// dpushard calibrate MODEL|DIR... -o TARGET.yaml [--target kv260|FILE.yaml] [--name NAME]
+//                    [--backend vart] [--frames N] [--warmup W] [--statistic median|min] [--json]
+// On a board: times one frame at a time of every compiled model given (the compiled
+// micro-models and a few whole models) through the runtime, fits the target's DPU efficiency,
+// latency floors and host figures to those times by least squares (dpushard/calibrate.hpp),
+// and writes the calibrated target YAML with the fit's residuals per model
+// (docs/perf.md "Calibration from a board").
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "dpushard/atomic_file.hpp"
+#include "dpushard/backend.hpp"
+#include "dpushard/calibrate.hpp"
+#include "dpushard/error.hpp"
+#include "dpushard/perf.hpp"
+#include "dpushard/regular_file.hpp"
+#include "dpushard/tensor.hpp"
+#include "read_model.hpp"
+
+namespace dpushard::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CalibrateOptions {
+  std::vector<std::string> models;
+  std::string output;
+  std::string target = "kv260";
+  std::string name;
+  std::string backend = "vart";
+  int frames = 20;
+  int warmup = 3;
+  std::string statistic = "median";
+  bool json = false;
+};
+
+struct Timed {
+  std::string file;
+  double median_ms = 0;
+  double fitted_ms = 0;  // the median, or the minimum with --statistic min
+  double min_ms = 0;
+  double max_ms = 0;
+};
+
+struct Skipped {
+  std::string file;
+  std::string reason;
+};
+
+// The files to time: each MODEL as given, each DIR's *.xmodel in name order.
+std::vector<fs::path> model_files(const std::vector<std::string>& args) {
+  std::vector<fs::path> files;
+  for (const std::string& arg : args) {
+    std::error_code ec;
+    if (fs::is_directory(arg, ec)) {
+      std::vector<fs::path> found;
+      for (const auto& entry : fs::directory_iterator(arg))
+        if (entry.path().extension() == ".xmodel") found.push_back(entry.path());
+      if (found.empty()) throw Error("calibrate: '" + arg + "' holds no .xmodel file");
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (fs::exists(arg, ec)) {
+      files.emplace_back(arg);
+    } else {
+      throw Error("calibrate: '" + arg + "': no such file or folder");
+    }
+  }
+  return files;
+}
+
+// One frame at a time, `warmup` frames untimed, then the median of `frames`.
+Timed time_model(const Graph& graph, const std::string& file, const CalibrateOptions& o) {
+  std::unique_ptr<Backend> backend = make_backend(o.backend);
+  backend->load(graph);
+  std::vector<QTensor> inputs;
+  for (const QTensor& spec : input_specs(graph))
+    inputs.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, 1));
+  for (int i = 0; i < o.warmup; ++i) backend->run(inputs);
+  std::vector<double> ms;
+  for (int i = 0; i < o.frames; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    backend->run(inputs);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
+  }
+  std::sort(ms.begin(), ms.end());
+  const std::size_t n = ms.size();
+  const double median = n % 2 == 1 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+  return {file, median, o.statistic == "min" ? ms.front() : median, ms.front(), ms.back()};
+}
+
+std::string base_yaml(const std::string& target) {
+  std::error_code ec;
+  if (fs::exists(target, ec)) return RegularFile(target, "target '" + target + "'").read_all();
+  return std::string(builtin_target_yaml(target));
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "?";
+  return buf;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+nlohmann::json fit_json(const CalibrationFit& fit) {
+  nlohmann::json parameters = nlohmann::json::array();
+  for (const CalibrationParameter& p : fit.parameters)
+    parameters.push_back({{"name", p.name},
+                          {"fitted", p.fitted},
+                          {"value", p.value},
+                          {"base", p.base},
+                          {"std_error", p.std_error},
+                          {"note", p.note}});
+  nlohmann::json residuals = nlohmann::json::array();
+  for (const CalibrationResidual& r : fit.residuals)
+    residuals.push_back({{"model", r.name},
+                         {"measured_ms", r.measured_ms},
+                         {"model_ms", r.model_ms},
+                         {"residual_ms", r.residual_ms()},
+                         {"relative_residual", r.relative()}});
+  return {{"parameters", parameters},
+          {"residuals", residuals},
+          {"iterations", fit.iterations},
+          {"converged", fit.converged},
+          {"rms_relative_residual", fit.rms_relative}};
+}
+
+void print_fit(const CalibrationFit& fit) {
+  std::fprintf(stderr,
+               "fit: %zu models, %d least-squares solve(s)%s, rms relative residual %.2f %%\n",
+               fit.residuals.size(), fit.iterations,
+               fit.converged ? "" : " (the regimes did NOT settle)", 100.0 * fit.rms_relative);
+  for (const CalibrationParameter& p : fit.parameters) {
+    if (p.fitted)
+      std::fprintf(stderr, "  %-44s %12.6g +- %-10.3g (base %g)%s%s\n", p.name.c_str(), p.value,
+                   p.std_error, p.base, p.note.empty() ? "" : "  ", p.note.c_str());
+    else
+      std::fprintf(stderr, "  %-44s %12.6g kept       %s\n", p.name.c_str(), p.value,
+                   p.note.c_str());
+  }
+  std::fprintf(stderr, "  %-44s %12s %12s %12s\n", "model", "measured ms", "model ms", "residual");
+  for (const CalibrationResidual& r : fit.residuals)
+    std::fprintf(stderr, "  %-44s %12.4f %12.4f %+11.2f%%\n", r.name.c_str(), r.measured_ms,
+                 r.model_ms, 100.0 * r.relative());
+}
+
+int run_calibrate(const CalibrateOptions& o) {
+  const std::string base_text = base_yaml(o.target);
+  const Target base = parse_target(base_text, o.target);
+  const std::string name = o.name.empty() ? base.name + "-calibrated" : o.name;
+  if (!std::regex_match(name, std::regex("[A-Za-z0-9][A-Za-z0-9_.-]*")))
+    throw Error("calibrate: --name '" + name + "': use letters, digits, '_', '.' and '-'");
+  const fs::path out(o.output);
+  std::error_code ec;
+  if (fs::is_directory(out, ec))
+    throw Error("calibrate: -o '" + o.output + "' is a folder: give the target file to write");
+  const std::vector<std::string> backends = backend_names();
+  if (std::find(backends.begin(), backends.end(), o.backend) == backends.end())
+    make_backend(o.backend);  // not built here: its one-line error names the ones that are
+  const std::vector<fs::path> files = model_files(o.models);
+
+  std::vector<CalibrationSample> samples;
+  std::vector<Timed> timed;
+  std::vector<Skipped> skipped;
+  for (const fs::path& file : files) {
+    const Graph graph = read_model(file.string());
+    if (!is_compiled(graph)) {
+      skipped.push_back({file.string(), "not a compiled xmodel (compile it with vai_c_xir)"});
+    } else {
+      try {
+        const Timed t = time_model(graph, file.string(), o);
+        timed.push_back(t);
+        samples.push_back({file.filename().string(), graph, t.fitted_ms});
+        if (!o.json)
+          std::fprintf(stderr, "timed %s: %.4f ms a frame (%s of %d; %.4f-%.4f)\n",
+                       file.string().c_str(), t.fitted_ms, o.statistic.c_str(), o.frames, t.min_ms,
+                       t.max_ms);
+        continue;
+      } catch (const Error& e) {
+        skipped.push_back({file.string(), e.what()});
+      }
+    }
+    if (!o.json)
+      std::fprintf(stderr, "skipped %s: %s\n", file.string().c_str(),
+                   skipped.back().reason.c_str());
+  }
+  if (samples.empty())
+    throw Error("calibrate: no model could be timed (" + skipped.front().file + ": " +
+                skipped.front().reason + ")");
+
+  const CalibrationFit fit = fit_calibration(samples, base);
+  const std::vector<std::string> header = {
+      "base target " + o.target + "; timed on " + host_name() + " at " + utc_now() + " through " +
+      o.backend + ", one frame at a time, int8 in and out: the " + o.statistic + " of " +
+      std::to_string(o.frames) + " frames after " + std::to_string(o.warmup) + " warm-up"};
+  std::vector<std::string> lines = header;
+  for (const Skipped& s : skipped) lines.push_back("skipped " + s.file + ": " + s.reason);
+  write_file_atomically(out, calibrated_target_yaml(base_text, fit, name, lines));
+
+  if (o.json) {
+    nlohmann::json models = nlohmann::json::array();
+    for (const Timed& t : timed)
+      models.push_back({{"file", t.file},
+                        {"measured_ms", t.fitted_ms},
+                        {"median_ms", t.median_ms},
+                        {"min_ms", t.min_ms},
+                        {"max_ms", t.max_ms},
+                        {"frames", o.frames}});
+    nlohmann::json skipped_json = nlohmann::json::array();
+    for (const Skipped& s : skipped)
+      skipped_json.push_back({{"file", s.file}, {"reason", s.reason}});
+    nlohmann::json j = fit_json(fit);
+    j["target_file"] = o.output;
+    j["name"] = name;
+    j["base_target"] = o.target;
+    j["backend"] = o.backend;
+    j["statistic"] = o.statistic;
+    j["models"] = models;
+    j["skipped"] = skipped_json;
+    print_json(j);
+  } else {
+    print_fit(fit);
+    std::fprintf(stderr, "wrote %s (target '%s')\n", o.output.c_str(), name.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_calibrate_command(CLI::App& app) {
+  auto options = std::make_shared<CalibrateOptions>();
+  CalibrateOptions& o = *options;
+  CLI::App* sub = app.add_subcommand(
+      "calibrate",
+      "On a board: time compiled models through the runtime and fit a target YAML to them");
+  sub->add_option("models", o.models,
+                  "Compiled xmodels, or folders of them (their *.xmodel files): the compiled "
+                  "micro-models and a few whole models")
+      ->required();
+  sub->add_option("-o,--output", o.output, "The calibrated target YAML to write")->required();
+  sub->add_option("--target", o.target,
+                  "The base target: a built-in name (kv260, zcu102, zcu104) or a target YAML")
+      ->capture_default_str();
+  sub->add_option("--name", o.name, "The calibrated target's name (default: <base>-calibrated)");
+  sub->add_option("--backend", o.backend, "The backend that runs the compiled models")
+      ->capture_default_str();
+  sub->add_option("--frames", o.frames, "Timed frames per model (the median is fitted)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  sub->add_option("--warmup", o.warmup, "Untimed frames per model first")
+      ->check(CLI::Range(0, 1'000'000))
+      ->capture_default_str();
+  sub->add_option("--statistic", o.statistic,
+                  "Each model's time: the median of its frames, or the minimum (on a machine "
+                  "busy with other work, where delays only add)")
+      ->check(CLI::IsMember({"median", "min"}))
+      ->capture_default_str();
+  sub->add_flag("--json", o.json, "Print one JSON object on stdout");
+  return {sub, [options] { return run_calibrate(*options); }};
+}
+
+}  // namespace dpushard::cli
