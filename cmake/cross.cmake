@@ -47,6 +47,22 @@ if(DPUSHARD_BUILD_BENCH)
   endif()
 endif()
 
+# The board's dpushard with vart (tools/board/) compiles against the Vitis AI 3.5 headers of
+# ../shared; UniLog's header includes glog's, which the host's libgoogle-glog-dev provides
+# (headers only: nothing of glog is linked, tools/board/vart_link_stubs.py fails if it were).
+if(DPUSHARD_BOARD_VART)
+  find_path(DPUSHARD_CROSS_GLOG_INCLUDE glog/logging.h)
+  if(NOT EXISTS ${DPUSHARD_VART_RUNTIME_DIR}/v3.5/include/vart/runner.hpp)
+    set(DPUSHARD_BOARD_VART OFF CACHE BOOL "Cross builds: also build the board's dpushard with the vart backend" FORCE)
+    message(STATUS "${_cross} DPUSHARD_BOARD_VART=OFF (no Vitis AI 3.5 headers in "
+                   "${DPUSHARD_VART_RUNTIME_DIR}/v3.5/include: no board binary with vart)")
+  elseif(NOT DPUSHARD_CROSS_GLOG_INCLUDE)
+    set(DPUSHARD_BOARD_VART OFF CACHE BOOL "Cross builds: also build the board's dpushard with the vart backend" FORCE)
+    message(STATUS "${_cross} DPUSHARD_BOARD_VART=OFF (no glog/logging.h, which UniLog's header "
+                   "includes: install libgoogle-glog-dev)")
+  endif()
+endif()
+
 if(NOT CMAKE_CROSSCOMPILING_EMULATOR)
   message(STATUS "${_cross} no emulator (qemu-aarch64): the tests build but ctest cannot run them")
 endif()

@@ -26,6 +26,14 @@ option(DPUSHARD_SANITIZE "Build with -fsanitize=address,undefined" OFF)
 # KV260 board image and in the Vitis AI docker, never on a plain Debian host.
 option(DPUSHARD_WITH_VART "Build the vart backend (needs Vitis AI's VART and XIR)" OFF)
 
+# A cross build for the boards (cmake/toolchains/) also makes the board's command line with
+# the vart backend, <build>/board/tools/dpushard: compiled against the Vitis AI 3.5 headers
+# in DPUSHARD_VART_RUNTIME_DIR and linked against link-only stand-ins of libxir.so.3 and
+# libvart-runner.so.3 (tools/board/), so that on the board it uses the board's own runtime.
+# The playbooks ship it to the boards (inventories/kria). Off, or without the headers (then
+# one line says so): only the plain <build>/tools/dpushard. A native build ignores it.
+option(DPUSHARD_BOARD_VART "Cross builds: also build the board's dpushard with the vart backend" ON)
+
 # Where the test suite finds the Vitis AI runtime's public headers (v3.5/include,
 # v3.0/include) and XIR/UniLog/VART-runner 3.5 sources (v3.5/src), never committed here
 # (../shared/vitis-ai-runtime/SOURCES.md). The tests compile the vart backend against both

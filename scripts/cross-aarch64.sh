@@ -11,9 +11,13 @@
 #   4. same inputs, same sha256: a zoo model written by the host build and by the aarch64
 #      build are the same bytes, and `dpushard exec --backend ref --seed 7` gives the same
 #      input and output sha256 on both (the zoo model, and the real ResNet-20 fixture);
-#   5. (a ctest of step 3: scripts/check-aarch64-binary.sh) the binary a board gets needs
+#   5. (ctests of step 3: scripts/check-aarch64-binary.sh) the binaries a board gets need
 #      only libraries the board has, no GLIBC_ symbol newer than 2.35 and no GLIBCXX_ newer
-#      than 3.4.30 (Ubuntu 22.04's glibc and GCC 12 libstdc++).
+#      than 3.4.30 (Ubuntu 22.04's glibc and GCC 12 libstdc++);
+#   6. the board's binary with vart (build/aarch64/board/tools/dpushard, tools/board/), run
+#      under qemu with the link stand-ins of libxir.so.3 and libvart-runner.so.3 on its
+#      library path: step 4's runs give the same sha256, and `exec --backend vart` reaches
+#      the stand-in of libxir.so.3 (on a board, the real one).
 #
 #   scripts/cross-aarch64.sh [HOST_DPUSHARD]
 # HOST_DPUSHARD is the host build's command line for step 4 (default: build/release's, as
@@ -33,7 +37,8 @@ if ! scripts/install-deps.sh --aarch64 >"${TMPDIR:-/tmp}/dpushard-aarch64-deps.l
   exit 77
 fi
 
-# 2. Configure once; build the command line and the test binaries of the core suites (the
+# 2. Configure once; build the command line, the board's command line with vart (when
+# ../shared has the Vitis AI 3.5 headers) and the test binaries of the core suites (the
 # cross build's tests/CMakeLists.txt holds only those, and no benchmarks).
 # ccache only where it is installed: install-deps.sh does not install it, and a minimal
 # Debian root has none.
@@ -97,19 +102,45 @@ digests() {
 run = json.load(sys.stdin)
 print(json.dumps([{"name": t["name"], "sha256": t["sha256"]} for t in run["inputs"] + run["outputs"]]))'
 }
+# 6. The board's binary, with the link stand-ins in place of the board's Vitis AI runtime.
+board_cli=()
+if [[ -x $build/board/tools/dpushard ]]; then
+  board_cli=(qemu-aarch64 -E "LD_LIBRARY_PATH=$build/board/link-stubs" "$build/board/tools/dpushard")
+else
+  echo "aarch64: no board binary with vart (DPUSHARD_BOARD_VART off: no Vitis AI 3.5 headers in ../shared)"
+fi
 for run in "${runs[@]}"; do
   model=${run%%|*}
   read -ra extra <<<"${run#*|}"
   args=(exec "$model" --backend ref --seed 7 "${extra[@]}" --json)
   x86=$("$host_cli" "${args[@]}" | digests)
   arm=$("${arm_cli[@]}" "${args[@]}" | digests)
-  if [[ $x86 != "$arm" ]]; then
+  board=$arm
+  ((${#board_cli[@]} == 0)) || board=$("${board_cli[@]}" "${args[@]}" | digests)
+  if [[ $x86 != "$arm" ]] || [[ $x86 != "$board" ]]; then
     echo "aarch64: error: dpushard ${args[*]} differs:" >&2
     echo "  x86:     $x86" >&2
     echo "  aarch64: $arm" >&2
+    echo "  aarch64 board binary (vart): $board" >&2
     exit 1
   fi
   weights=""
   ((${#extra[@]} == 0)) || weights=" ${extra[0]} $(basename "${extra[1]}")"
   echo "aarch64: same sha256: dpushard exec $(basename "$model") --backend ref --seed 7$weights: $arm"
 done
+
+# 6. The board binary's vart backend calls into libxir.so.3: here the stand-in, which says so
+# and aborts (the DPU process it runs in dies, and exec fails); on a board, Vitis AI's XIR.
+if ((${#board_cli[@]} > 0)) && [[ -f $resnet20_compiled ]]; then
+  if vart_out=$("${board_cli[@]}" exec "$resnet20_compiled" --backend vart --seed 7 2>&1); then
+    echo "aarch64: error: the board binary ran exec --backend vart on the link stand-ins" >&2
+    exit 1
+  fi
+  if ! grep -q 'libxir.so.3 here is the link-only stand-in' <<<"$vart_out"; then
+    echo "aarch64: error: the board binary's exec --backend vart did not reach libxir.so.3:" >&2
+    echo "$vart_out" >&2
+    exit 1
+  fi
+  called=$(sed -n "s/.* library (\([^(]*\)(.*/\1/p" <<<"$vart_out" | head -n 1)
+  echo "aarch64: board binary: exec --backend vart reaches libxir.so.3 ($called, the stand-in here)"
+fi

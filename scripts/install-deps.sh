@@ -44,10 +44,13 @@ test_packages=(
 # Debian 12 cannot install libdnnl-dev, libonnx-dev or libyaml-cpp-dev for arm64 beside the
 # amd64 ones: the cpu backend and ONNX import are off there, and yaml-cpp is its runtime
 # library with the host's headers (cmake/cross.cmake).
+# libgoogle-glog-dev (the host's): only its headers, which the Vitis AI headers include, for
+# the board's binary with vart (tools/board/); nothing of glog is linked into it.
 aarch64_packages=(
   g++-11-aarch64-linux-gnu qemu-user
   libyaml-cpp0.7:arm64 libprotobuf-dev:arm64 libboost-dev:arm64 libspdlog-dev:arm64
   libfmt-dev:arm64 libssl-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64
+  libgoogle-glog-dev
 )
 
 case "${1:-}" in
