@@ -36,11 +36,15 @@ const fs::path kWork =
     fs::path(DPUSHARD_VART_TEST_WORK) / "calibrate" / ("pid" + std::to_string(::getpid()));
 
 // The injected board: figures far from the KV260 base so that finding them is no accident.
+// Each is large beside what this machine adds: the double's own host path (the DPU process's
+// round trip, about 0.1 ms a frame, which the fit rightly counts in the fixed cost) is 2 % of
+// the fixed cost, and the ALU floor (0.3 ms) is many times the spread of a model's fastest of
+// 25 frames (about 10 us). At 0.1 ms and 7 frames the ALU floor came out 5-13 % off.
 const std::map<std::string, double> kTruth = {
     {"dpu.compute_efficiency", 0.55},
     {"dpu.min_op_cycles", 40'000},
-    {"dpu.alu_min_op_cycles", 30'000},
-    {"host.per_frame_us+overheads.per_subgraph_us", 3'000},
+    {"dpu.alu_min_op_cycles", 90'000},
+    {"host.per_frame_us+overheads.per_subgraph_us", 5'000},
     {"host.copy_ns_per_byte", 40}};
 
 std::string read(const fs::path& p) {
@@ -108,9 +112,9 @@ class Calibrate : public ::testing::Test {
     std::string board(builtin_target_yaml("kv260"));
     set(board, "compute_efficiency", 0.55);
     set(board, "min_op_cycles", 40'000);
-    set(board, "alu_min_op_cycles", 30'000);
+    set(board, "alu_min_op_cycles", 90'000);
     set(board, "per_subgraph_us", 500);
-    set(board, "per_frame_us", 2'500);
+    set(board, "per_frame_us", 4'500);
     set(board, "copy_in_ns_per_byte", 40);
     set(board, "copy_out_ns_per_byte", 40);
     std::ofstream(kWork / "board.yaml") << board;
@@ -126,7 +130,7 @@ TEST_F(Calibrate, RecoversTheInjectedFiguresWithinFivePercent) {
   const fs::path target = kWork / "calibrated.yaml";
   const CliRun r =
       cli(board_env(), "calibrate '" + (kWork / "models").string() + "' -o '" + target.string() +
-                           "' --name kv260-double --frames 7 --warmup 1 --statistic min --json");
+                           "' --name kv260-double --frames 25 --warmup 2 --statistic min --json");
   ASSERT_EQ(r.status, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_GE(j["models"].size(), 8u);
