@@ -11,15 +11,20 @@
 #include "dpushard/cluster.hpp"
 #include "dpushard/error.hpp"
 
+namespace {
+void describe(const char* name) {
+  dpushard::BackendDescriptor described;
+  described.name = name;
+  described.not_built = "not linked into the fuzzer";
+  dpushard::register_backend(std::move(described));
+}
+}  // namespace
+
 // The registry knows ref and vart by itself; sim and cpu, which this fuzzer does not link,
 // are described (no factory) so that inputs naming them parse on.
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
-  for (const char* name : {"sim", "cpu"}) {
-    dpushard::BackendDescriptor described;
-    described.name = name;
-    described.not_built = "not linked into the fuzzer";
-    dpushard::register_backend(std::move(described));
-  }
+  describe("sim");
+  describe("cpu");
   return 0;
 }
 

@@ -58,6 +58,7 @@ nlohmann::json backends_json() {
                     {"device", device_text(d->traits.device)},
                     {"models_time", d->traits.models_time},
                     {"needs_target", d->traits.needs_target},
+                    {"computes_outputs", d->traits.computes_outputs},
                     {"has_device_probe", static_cast<bool>(d->probe)},
                     {"options", options}});
   }

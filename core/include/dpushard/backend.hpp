@@ -121,6 +121,9 @@ struct BackendTraits {
   // Reads a target (a built-in name or a target YAML, `dpushard predict --target`): the
   // option keyed "target" in its settings, and a cluster.yaml node's `target`.
   bool needs_target = false;
+  // Computes the DPU's outputs bit-identically to `ref` (the conformance test holds it to
+  // that; sim does with its "numerics" option). False: outputs are placeholders.
+  bool computes_outputs = true;
 };
 
 // One of a backend's own options: a key of BackendOptions::settings, and the command-line

@@ -40,6 +40,9 @@ const std::vector<StrategyInfo>& strategy_table();
 const StrategyInfo* find_strategy(std::string_view name);
 // The names of the strategies a user may ask for (those with a planner entry), in order.
 std::vector<std::string> requestable_strategies();
+// The requestable strategies that make one plan of their own (neither composite nor the
+// planner's choice): experts, pipeline, replicate; the bench sweeps them by default.
+std::vector<std::string> plain_strategies();
 // "experts, pipeline, replicate, hybrid, auto": the requestable names, for messages.
 std::string requestable_strategies_text();
 

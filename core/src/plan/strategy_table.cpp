@@ -93,6 +93,13 @@ std::vector<std::string> requestable_strategies() {
   return names;
 }
 
+std::vector<std::string> plain_strategies() {
+  std::vector<std::string> names;
+  for (const StrategyInfo& s : strategy_table())
+    if (s.planner && !s.composite && !s.chooses) names.push_back(s.name);
+  return names;
+}
+
 std::string requestable_strategies_text() {
   std::string text;
   for (const std::string& n : requestable_strategies()) text += (text.empty() ? "" : ", ") + n;

@@ -76,7 +76,7 @@ void register_cpu_backend() {
   BackendDescriptor d;
   d.name = "cpu";
   d.summary = "the host CPU, oneDNN int8: bit-identical to ref";
-  d.traits = {CompiledModels::Lowered, DeviceKind::HostCpu, false, false};
+  d.traits = {CompiledModels::Lowered, DeviceKind::HostCpu, false, false, true};
   d.make = &make_cpu_backend;
   register_backend(std::move(d));
 }

@@ -40,7 +40,7 @@ BackendDescriptor ref_backend_descriptor() {
   d.name = "ref";
   d.summary =
       "the host CPU, plain loops: the DPU's exact arithmetic every backend is checked against";
-  d.traits = {CompiledModels::Lowered, DeviceKind::HostCpu, false, false};
+  d.traits = {CompiledModels::Lowered, DeviceKind::HostCpu, false, false, true};
   d.make = &make_ref_backend;
   return d;
 }

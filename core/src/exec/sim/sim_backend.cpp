@@ -68,15 +68,18 @@ struct SimBoard final : BackendShared {
 
 namespace {
 
-// The backend that computes sim's outputs when asked for them: `cpu` where built (the
-// fastest backend bit-identical to ref), else `ref`. Asked of the registry, by traits: a
-// built backend on the host CPU that takes `_int` graphs and computes its outputs.
+// The backend that computes sim's outputs when asked for them, asked of the registry by
+// traits: the last registered backend built here that computes `_int` graphs' outputs on the
+// host CPU.
+// The registry starts with ref and register_builtin_backends() adds cpu after it where
+// oneDNN is built, so that is `cpu` (the fastest bit-identical to ref), else `ref`.
 std::string numerics_backend() {
-  std::string chosen = "ref";
+  std::string chosen;
   for (const auto& d : backend_descriptors())
-    if (d->make && d->name != "ref" && d->traits.device == DeviceKind::HostCpu &&
-        d->traits.compiled == CompiledModels::Lowered && !d->traits.models_time)
+    if (d->make && d->traits.device == DeviceKind::HostCpu &&
+        d->traits.compiled == CompiledModels::Lowered && d->traits.computes_outputs)
       chosen = d->name;
+  if (chosen.empty()) throw Error("sim: no backend here computes numerics on the host CPU");
   return chosen;
 }
 
@@ -223,7 +226,8 @@ void register_sim_backend() {
   BackendDescriptor d;
   d.name = "sim";
   d.summary = "the KV260 timing model: each frame takes the modeled DPU and host time";
-  d.traits = {CompiledModels::Accepted, DeviceKind::ModeledDpu, true, true};
+  // Outputs only with its "numerics" option: by default frames are timed, not computed.
+  d.traits = {CompiledModels::Accepted, DeviceKind::ModeledDpu, true, true, false};
   d.options = {
       {"numerics", "--sim-numerics",
        "sim: also compute the real outputs (else they are marked not computed)", "false", true,
