@@ -88,7 +88,9 @@ TEST_F(Extending, TheStrategyTableAnswersWhatTheCallersAsk) {
   EXPECT_TRUE(strategy_is_composite("hybrid"));
   EXPECT_FALSE(strategy_is_composite("experts"));
   for (const StrategyInfo& s : strategy_table()) {
-    if (s.planner) EXPECT_EQ(strategy_name(*s.planner), s.name);
+    if (s.planner) {
+      EXPECT_EQ(strategy_name(*s.planner), s.name);
+    }
     EXPECT_GE(s.min_nodes, 1) << s.name;
   }
   EXPECT_THROW((void)parse_strategy("pipelined-experts"), Error);  // an inner plan only
