@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli_runner.hpp"
 #include "dpushard/tensor.hpp"
+#include "support/cli_runner.hpp"
 #include "support/npy_file.hpp"
 #include "xmodel/fixtures.hpp"
 

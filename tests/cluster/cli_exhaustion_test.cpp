@@ -1,14 +1,14 @@
 // Full disks under `run`: a worker whose cache cannot take a fragment, and a results file
 // that does not fit. Each ends in one line with the OS's reason and leaves no half-written
 // file; a finished run's JSON still reaches stdout. The disks are small tmpfs mounts
-// (tests/small_disk.hpp); without the right to mount, the tests skip saying so.
+// (tests/support/small_disk.hpp); without the right to mount, the tests skip saying so.
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_cluster_fixture.hpp"
-#include "small_disk.hpp"
+#include "support/small_disk.hpp"
 
 namespace dpushard::testing {
 namespace {

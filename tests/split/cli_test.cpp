@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli_runner.hpp"
-#include "small_disk.hpp"
+#include "support/cli_runner.hpp"
 #include "support/npy_file.hpp"
+#include "support/small_disk.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {
