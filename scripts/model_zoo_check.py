@@ -11,6 +11,8 @@ calibration point is used or printed.
 
 --baseline reads the --json of an earlier run (another dpushard build, same --work) and
 prints its errors beside this run's ("before / after"), with the medians of both.
+scripts/model_zoo_before.json is issue 24's "before" (the model at eb4e08f; how it was made:
+docs/perf.md "Checks against the ZCU102 and ZCU104"): --baseline scripts/model_zoo_before.json.
 
 Needs /usr/bin/python3 with torch, torchvision and onnx (Debian packages). Exports and
 imports are cached in --work (default /tmp/dpushard-model-zoo), so a second run only

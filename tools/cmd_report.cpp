@@ -27,6 +27,7 @@ struct ReportOptions {
   std::string python;
   std::string direct_baseline;
   double min_gain = report::kDefaultMinGain;
+  double noise_margin = report::kDefaultNoiseMargin;
   bool no_plots = false;
   bool json = false;
 };
@@ -70,7 +71,8 @@ nlohmann::json break_even_json(const std::vector<report::BreakEven>& table) {
 int run_report(const ReportOptions& o) {
   const std::filesystem::path dir = o.dir;
   const report::RunResults results = report::read_results(dir);
-  const report::Analysis analysis = report::analyze(results, {.min_gain = o.min_gain});
+  const report::Analysis analysis =
+      report::analyze(results, {.min_gain = o.min_gain, .noise_margin = o.noise_margin});
 
   report::MarkdownOptions md;
   const nlohmann::json specs = report::figure_specs(analysis);
@@ -110,12 +112,16 @@ int run_report(const ReportOptions& o) {
   const auto report_path = dir / "report.md";
   write_file_atomically(report_path, text);
 
-  nlohmann::json summary = {
-      {"report", report_path.string()},     {"timing", analysis.modeled ? "modeled" : "measured"},
-      {"backend", analysis.backend},        {"measurements", results.measurements.size()},
-      {"failed", analysis.failed.size()},   {"min_gain", analysis.min_gain},
-      {"figures", nlohmann::json::array()}, {"figures_error", md.figures ? "" : md.figures_note},
-      {"families", nlohmann::json::array()}};
+  nlohmann::json summary = {{"report", report_path.string()},
+                            {"timing", analysis.modeled ? "modeled" : "measured"},
+                            {"backend", analysis.backend},
+                            {"measurements", results.measurements.size()},
+                            {"failed", analysis.failed.size()},
+                            {"min_gain", analysis.min_gain},
+                            {"noise_margin", analysis.noise_margin},
+                            {"figures", nlohmann::json::array()},
+                            {"figures_error", md.figures ? "" : md.figures_note},
+                            {"families", nlohmann::json::array()}};
   if (md.figures)
     for (const auto& f : specs["figures"]) summary["figures"].push_back(f["file"]);
   for (const auto& fa : analysis.families)
@@ -162,6 +168,10 @@ Command add_report_command(CLI::App& app) {
                   "Break-even: N nodes beat one when the speedup's interval lies above 1 + "
                   "this (default 0.05; 0 counts any gain)")
       ->check(CLI::Range(0.0, 0.99));
+  sub->add_option("--noise-margin", o->noise_margin,
+                  "Break-even: a speedup within a factor of 1 + this of the threshold, either "
+                  "side, is marked as decided by noise (default 0.07: two runs' p95 spread)")
+      ->check(CLI::Range(0.0, 0.49));
   sub->add_flag("--no-plots", o->no_plots, "Write report.md with tables only");
   sub->add_flag("--json", o->json, "Print a summary (break-even tables) as JSON on stdout");
   return {sub, [o] { return run_report(*o); }};

@@ -217,14 +217,17 @@ RateBounds rate_bounds(const Plan& plan, bool modeled, double goodput_bytes_per_
 
 // Frames for one timed run: the fill (the frames in flight, rounded up to whole cycles of
 // the frame order), then whole cycles lasting --min-seconds at `fps` (at least --frames and
-// two cycles), so the rate is counted over whole cycles of a span long enough to repeat.
+// two cycles), then the drain (the frames in flight less one, which finish as the window
+// empties), so the rate is counted over whole cycles of a span long enough to repeat with
+// the window full at both ends (cluster::steady_rate).
 std::int64_t frames_for(const SweepOptions& o, const Config& c, double fps) {
   const std::int64_t cycle = std::max(c.cycle, 1);
-  const std::int64_t fill = (std::max(c.inflight, 1) + cycle - 1) / cycle * cycle;
+  const std::int64_t inflight = std::max(c.inflight, 1);
+  const std::int64_t fill = (inflight + cycle - 1) / cycle * cycle;
   const double want = std::max(static_cast<double>(o.frames), o.min_seconds * fps);
   const auto cycles = std::max<std::int64_t>(
       2, static_cast<std::int64_t>(std::ceil(want / static_cast<double>(cycle))));
-  return fill + cycles * cycle;
+  return fill + cycles * cycle + inflight - 1;
 }
 
 // A configuration in one of MLPerf LoadGen's scenarios: SingleStream streams one frame at a

@@ -11,8 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli_runner.hpp"
 #include "dpushard/tensor.hpp"
+#include "support/cli_runner.hpp"
+#include "support/npy_file.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {
@@ -25,24 +26,11 @@ using ::testing::HasSubstr;
 using testing::ScratchDir;
 
 using Result = testing::CliResult;
+using testing::npy_file;
 using testing::quoted;
 using testing::run_cli;
 
 std::string resnet() { return quoted(fixture(testing::kResNetInt).string()); }
-
-// A version 1.0 .npy with the header padded to 64 bytes, as NumPy writes it.
-std::string npy(const std::string& descr, const std::string& shape, const std::string& data) {
-  std::string header =
-      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::string bytes = "\x93NUMPY";
-  bytes += '\x01';
-  bytes += '\x00';
-  bytes += static_cast<char>(header.size() & 0xFF);
-  bytes += static_cast<char>(header.size() >> 8);
-  return bytes + header + data;
-}
 
 json exec_json(const ScratchDir& dir, const std::string& args) {
   const Result r = run_cli(dir, "exec " + resnet() + " --json " + args);
@@ -99,8 +87,7 @@ TEST(CliExec, NpyInputsInt8AndFloat32) {
   ScratchDir dir;
   const QTensor q = random_qtensor("CifarResNet__input_0_fix", {1, 32, 32, 3}, 5, 11);
   const std::string shape = "(1, 32, 32, 3)";
-  testing::write_bytes(dir / "x8.npy",
-                       npy("|i1", shape, std::string(q.data.begin(), q.data.end())));
+  testing::write_int8_npy(dir / "x8.npy", q);
   // The same values as float32 q * 2^-5: quantizing them gives q back exactly.
   std::string floats;
   for (auto v : q.data) {
@@ -109,7 +96,7 @@ TEST(CliExec, NpyInputsInt8AndFloat32) {
     std::memcpy(raw, &f, 4);
     floats.append(raw, 4);
   }
-  testing::write_bytes(dir / "xf.npy", npy("<f4", shape, floats));
+  testing::write_bytes(dir / "xf.npy", npy_file("<f4", shape, floats));
   const json a = exec_json(dir, "--input " + quoted((dir / "x8.npy").string()));
   const json b = exec_json(dir, "--input " + quoted((dir / "xf.npy").string()));
   EXPECT_EQ(a["inputs"][0]["sha256"], sha256_hex(q));
@@ -130,12 +117,12 @@ TEST(CliExec, BadNpyIsOneLineNamingTheFile) {
     EXPECT_TRUE(r.out.empty());
   };
   check("garbage.npy", "this is not numpy", "bad magic");
-  check("shape.npy", npy("|i1", "(1, 2)", "ab"), "does not match");
-  check("dtype.npy", npy("<f8", "(1,)", "12345678"), "dtype '<f8'");
+  check("shape.npy", npy_file("|i1", "(1, 2)", "ab"), "does not match");
+  check("dtype.npy", npy_file("<f8", "(1,)", "12345678"), "dtype '<f8'");
   // An empty array is well formed; it is refused for its shape, not read through a null pointer.
-  check("empty.npy", npy("|i1", "(0, 32, 32, 3)", ""), "does not match");
-  check("short.npy", npy("|i1", "(1, 32, 32, 3)", "abc"), "data bytes");
-  std::string fortran = npy("|i1", "(1, 32, 32, 3)", std::string(3072, 'x'));
+  check("empty.npy", npy_file("|i1", "(0, 32, 32, 3)", ""), "does not match");
+  check("short.npy", npy_file("|i1", "(1, 32, 32, 3)", "abc"), "data bytes");
+  std::string fortran = npy_file("|i1", "(1, 32, 32, 3)", std::string(3072, 'x'));
   fortran.replace(fortran.find("False"), 5, "True ");
   check("fortran.npy", fortran, "Fortran");
 }
@@ -160,8 +147,7 @@ TEST(CliExec, CompiledResNet20OnRefEqualsItsIntFile) {
   DPUSHARD_REQUIRE_FIXTURES();
   ScratchDir dir;
   const QTensor q = random_qtensor("x", {1, 32, 32, 3}, 5, 21);
-  testing::write_bytes(dir / "x.npy",
-                       npy("|i1", "(1, 32, 32, 3)", std::string(q.data.begin(), q.data.end())));
+  testing::write_int8_npy(dir / "x.npy", q);
   const std::string input = " --input " + quoted((dir / "x.npy").string());
   const std::string compiled = quoted(fixture(testing::kResNetVck190).string());
   const Result r = run_cli(dir, "exec " + compiled + " --json --weights-from " + resnet() + input);

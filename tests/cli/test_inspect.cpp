@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "cli_runner.hpp"
 #include "dpushard/builder.hpp"
 #include "dpushard/tensor.hpp"
 #include "dpushard/xmodel.hpp"
+#include "support/cli_runner.hpp"
 #include "xmodel.pb.h"
 #include "xmodel/fixtures.hpp"
 

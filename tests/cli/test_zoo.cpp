@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli_runner.hpp"
 #include "dpushard/cost.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
 #include "dpushard/zoo.hpp"
+#include "support/cli_runner.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "cli_runner.hpp"
 #include "dpushard/npy.hpp"
 #include "dpushard/tensor.hpp"
+#include "support/cli_runner.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dpushard/error.hpp"
+#include "support/npy_file.hpp"
 
 namespace dpushard {
 namespace {
@@ -45,6 +46,22 @@ TEST(Npy, WritesWhatNumPyWrites) {
   EXPECT_NE(header_of(npy_bytes(array_of<double>(NpyArray::Type::Float64, {}, {0.5})))
                 .find("'shape': (), }"),
             std::string::npos);
+}
+
+// The tests' own writer (tests/support/npy_file.hpp), which spells .npy files by hand for the
+// command-line tests, writes the same bytes as the one writer, shapes of every rank included.
+TEST(Npy, TheTestsHandWrittenFilesAreWhatTheWriterWrites) {
+  for (const std::vector<std::int64_t>& shape :
+       std::vector<std::vector<std::int64_t>>{{}, {3}, {1, 3}, {1, 1, 3}, {1, 1, 1, 3}}) {
+    const std::vector<std::int8_t> values =
+        shape.empty() ? std::vector<std::int8_t>{7} : std::vector<std::int8_t>{1, -2, 3};
+    const NpyArray array = array_of<std::int8_t>(NpyArray::Type::Int8, shape, values);
+    EXPECT_EQ(testing::npy_file("|i1", testing::npy_shape(shape), array.data), npy_bytes(array))
+        << testing::npy_shape(shape);
+  }
+  EXPECT_EQ(testing::npy_shape({1, 32, 32, 3}), "(1, 32, 32, 3)");
+  EXPECT_EQ(testing::npy_shape({5}), "(5,)");
+  EXPECT_EQ(testing::npy_shape({}), "()");
 }
 
 TEST(Npy, EveryDtypeReadsBackAsFloat) {

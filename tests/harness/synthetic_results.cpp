@@ -105,9 +105,9 @@ std::vector<SyntheticConfig> cnn_configs() {
       {"2M", 2.01e6}, {"5M", 4.98e6}, {"10M", 10.2e6}};
   const std::vector<double> base = {100, 50, 20};
   const std::map<std::pair<int, std::string>, std::vector<double>> speedups = {
-      {{2, "experts"}, {0.8, 1.1, 1.5}},   {{2, "pipeline"}, {0.5, 0.7, 0.9}},
+      {{2, "experts"}, {0.8, 1.2, 1.5}},   {{2, "pipeline"}, {0.5, 0.7, 0.9}},
       {{2, "replicate"}, {1.9, 1.9, 1.9}}, {{3, "experts"}, {1.2, 0.9, 1.3}},
-      {{3, "pipeline"}, {1.1, 1.2, 1.4}},  {{3, "replicate"}, {2.7, 2.8, 2.9}}};
+      {{3, "pipeline"}, {1.2, 1.3, 1.4}},  {{3, "replicate"}, {2.7, 2.8, 2.9}}};
   std::vector<SyntheticConfig> configs;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     configs.push_back({sizes[i].first, sizes[i].second, 1, "single", base[i]});

@@ -11,6 +11,45 @@
 namespace dpushard::net::testing {
 namespace {
 
+// A client that connects to a worker as the orchestrator and passes the handshake, then
+// only listens: what the handshake said ("not finished" until it ends) and why the
+// connection closed (empty while it is open).
+struct Client {
+  std::shared_ptr<Connection> connection;
+  std::string handshake_error = "not finished";
+  std::string closed;
+
+  void connect(asio::io_context& io, const WorkerThread& worker, const ConnectionOptions& options) {
+    async_connect_to(io, "127.0.0.1:" + std::to_string(worker.port()), 5000ms,
+                     [this, options](const std::string& error, tcp::socket socket) {
+                       ASSERT_EQ(error, "");
+                       connection =
+                           Connection::create(std::move(socket), options, "worker", nullptr);
+                       start_client_handshake(
+                           connection, ClientIdentity{"client", PeerRole::kOrchestrator, "secret"},
+                           [this](const std::string& failure, const AuthOk&) {
+                             handshake_error = failure;
+                             if (!failure.empty()) return;
+                             connection->set_message_handler([](Message&&) {});
+                             connection->set_close_handler(
+                                 [this](const std::string& reason) { closed = reason; });
+                           });
+                     });
+  }
+
+  bool ready() const { return connection && connection->is_open() && handshake_error.empty(); }
+
+  // The handshake passed and the connection is still open; then it is closed.
+  void expect_connected_then_close(asio::io_context& io) {
+    EXPECT_EQ(handshake_error, "");
+    EXPECT_EQ(closed, "");
+    ASSERT_TRUE(connection);
+    EXPECT_TRUE(connection->is_open());
+    connection->close("test over");
+    io.run_for(100ms);
+  }
+};
+
 TEST(Heartbeat, IntervalIsAQuarterOfThePeerTimeoutAtMostAndNeverBelowTheMinimum) {
   asio::io_context io;
   const auto interval = [&](int heartbeat_ms, int timeout_ms) {
@@ -36,41 +75,22 @@ TEST(Heartbeat, AShortPeerTimeoutDoesNotDropAHealthyIdleWorker) {
     asio::io_context io;
     ConnectionOptions options;
     options.peer_timeout = std::chrono::milliseconds(600);
-    std::string handshake_error = "not finished", closed;
-    std::shared_ptr<Connection> connection;
-    async_connect_to(
-        io, "127.0.0.1:" + std::to_string(worker.port()), 5000ms,
-        [&](const std::string& error, tcp::socket socket) {
-          ASSERT_EQ(error, "");
-          connection = Connection::create(std::move(socket), options, "worker", nullptr);
-          start_client_handshake(
-              connection, ClientIdentity{"client", PeerRole::kOrchestrator, "secret"},
-              [&](const std::string& failure, const AuthOk&) {
-                handshake_error = failure;
-                if (!failure.empty()) return;
-                connection->set_message_handler([](Message&&) {});
-                connection->set_close_handler([&](const std::string& reason) { closed = reason; });
-              });
-        });
+    Client client;
+    client.connect(io, worker, options);
     // Every 830 ms the worker answers a HAVE_QUERY at another phase of its 250 ms check:
     // its next heartbeat then came up to 750 ms after the answer, past a 600 ms timeout.
     asio::steady_timer query(io);
     std::function<void()> ask = [&] {
       query.expires_after(830ms);
       query.async_wait([&](const boost::system::error_code& ec) {
-        if (ec || !connection || !connection->is_open() || !handshake_error.empty()) return;
-        connection->send(HaveQuery{{Digest{}}});
+        if (ec || !client.ready()) return;
+        client.connection->send(HaveQuery{{Digest{}}});
         ask();
       });
     };
     ask();
     io.run_for(7s);
-    EXPECT_EQ(handshake_error, "");
-    EXPECT_EQ(closed, "");
-    ASSERT_TRUE(connection);
-    EXPECT_TRUE(connection->is_open());
-    connection->close("test over");
-    io.run_for(100ms);
+    client.expect_connected_then_close(io);
   }
   std::filesystem::remove_all(cache);
 }
@@ -88,29 +108,10 @@ TEST(Heartbeat, TheIntervalFromHelloReArmsTheWorkersFirstTick) {
     asio::io_context io;
     ConnectionOptions options;
     options.peer_timeout = std::chrono::milliseconds(100);
-    std::string handshake_error = "not finished", closed;
-    std::shared_ptr<Connection> connection;
-    async_connect_to(
-        io, "127.0.0.1:" + std::to_string(worker.port()), 5000ms,
-        [&](const std::string& error, tcp::socket socket) {
-          ASSERT_EQ(error, "");
-          connection = Connection::create(std::move(socket), options, "worker", nullptr);
-          start_client_handshake(
-              connection, ClientIdentity{"client", PeerRole::kOrchestrator, "secret"},
-              [&](const std::string& failure, const AuthOk&) {
-                handshake_error = failure;
-                if (!failure.empty()) return;
-                connection->set_message_handler([](Message&&) {});
-                connection->set_close_handler([&](const std::string& reason) { closed = reason; });
-              });
-        });
+    Client client;
+    client.connect(io, worker, options);
     io.run_for(1500ms);
-    EXPECT_EQ(handshake_error, "");
-    EXPECT_EQ(closed, "");
-    ASSERT_TRUE(connection);
-    EXPECT_TRUE(connection->is_open());
-    connection->close("test over");
-    io.run_for(100ms);
+    client.expect_connected_then_close(io);
   }
   std::filesystem::remove_all(cache);
 }

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include "dpushard/ethernet_link.hpp"
 #include "net/connection.hpp"
@@ -103,6 +104,18 @@ std::pair<std::shared_ptr<Connection>, std::shared_ptr<Connection>> connect(Node
   return {a, b};
 }
 
+// Two nodes at `gbps` each, connected, their io threads running.
+struct LinkedPair {
+  explicit LinkedPair(double gbps) : a(gbps), b(gbps) {
+    std::tie(ab, ba) = connect(a, at_a, b, at_b);
+    a.run();
+    b.run();
+  }
+  Arrivals at_a, at_b;  // declared first: they outlive the io threads that record into them
+  Node a, b;
+  std::shared_ptr<Connection> ab, ba;
+};
+
 std::shared_ptr<const QTensor> tensor_of(std::size_t bytes) {
   QTensor t;
   t.name = "t";
@@ -155,14 +168,10 @@ TEST(LinkPacing, EightMegabytesAtOneGigabitCarryEthernetFraming) {
   const double seconds = best_of(
       expected,
       [&] {
-        Node a(1.0), b(1.0);
-        Arrivals at_a, at_b;
-        auto [ab, ba] = connect(a, at_a, b, at_b);
-        a.run();
-        b.run();
+        LinkedPair n(1.0);
         const auto start = Clock::now();
-        send(a, ab, 7, tensor);
-        return std::vector<double>{Seconds(at_b.wait(7) - start).count()};
+        send(n.a, n.ab, 7, tensor);
+        return std::vector<double>{Seconds(n.at_b.wait(7) - start).count()};
       },
       0.05)[0];
   std::printf("8 MB at 1 Gbit/s: %.4f s (expected %.4f with framing, 0.0640 without)\n", seconds,
@@ -173,14 +182,10 @@ TEST(LinkPacing, EightMegabytesAtOneGigabitCarryEthernetFraming) {
 TEST(LinkPacing, EightMegabytesAtATenthOfAGigabitTakeSixtySevenHundredths) {
   const auto tensor = tensor_of(kEightMB);
   const double seconds = best_of(kEightMBAtATenth, [&] {
-    Node a(0.1), b(0.1);
-    Arrivals at_a, at_b;
-    auto [ab, ba] = connect(a, at_a, b, at_b);
-    a.run();
-    b.run();
+    LinkedPair n(0.1);
     const auto start = Clock::now();
-    send(a, ab, 7, tensor);
-    return std::vector<double>{Seconds(at_b.wait(7) - start).count()};
+    send(n.a, n.ab, 7, tensor);
+    return std::vector<double>{Seconds(n.at_b.wait(7) - start).count()};
   })[0];
   std::printf("8 MB at 0.1 Gbit/s: %.3f s (expected %.3f)\n", seconds, kEightMBAtATenth);
   EXPECT_NEAR(seconds, kEightMBAtATenth, 0.1 * kEightMBAtATenth);
@@ -189,16 +194,12 @@ TEST(LinkPacing, EightMegabytesAtATenthOfAGigabitTakeSixtySevenHundredths) {
 TEST(LinkPacing, BothDirectionsAtOnceEachTakeSixtySevenHundredths) {
   const auto tensor = tensor_of(kEightMB);
   const auto times = best_of(kEightMBAtATenth, [&] {
-    Node a(0.1), b(0.1);
-    Arrivals at_a, at_b;
-    auto [ab, ba] = connect(a, at_a, b, at_b);
-    a.run();
-    b.run();
+    LinkedPair n(0.1);
     const auto start = Clock::now();
-    send(a, ab, 1, tensor);
-    send(b, ba, 2, tensor);
-    const double there = Seconds(at_b.wait(1) - start).count();
-    return std::vector<double>{there, Seconds(at_a.wait(2) - start).count()};
+    send(n.a, n.ab, 1, tensor);
+    send(n.b, n.ba, 2, tensor);
+    const double there = Seconds(n.at_b.wait(1) - start).count();
+    return std::vector<double>{there, Seconds(n.at_a.wait(2) - start).count()};
   });
   const double a_to_b = times[0], b_to_a = times[1];
   std::printf("full duplex, 8 MB each way at 0.1 Gbit/s: a->b %.3f s, b->a %.3f s\n", a_to_b,

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli_runner.hpp"
 #include "dpushard/perf.hpp"
 #include "dpushard/xmodel.hpp"
 #include "perf/resnets.hpp"
+#include "support/cli_runner.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {

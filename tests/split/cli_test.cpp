@@ -13,8 +13,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli_runner.hpp"
-#include "small_disk.hpp"
+#include "support/cli_runner.hpp"
+#include "support/npy_file.hpp"
+#include "support/small_disk.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {
@@ -25,6 +26,7 @@ using ::testing::HasSubstr;
 using testing::ScratchDir;
 
 using Result = testing::CliResult;
+using testing::npy_file;
 using testing::quoted;
 using testing::run_cli;
 
@@ -127,19 +129,6 @@ TEST(CliSplit, BadInputIsOneErrorLine) {
   }
 }
 
-std::string npy(const std::string& descr, const std::string& shape, const std::string& data) {
-  std::string header =
-      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::string bytes = "\x93NUMPY";
-  bytes += '\x01';
-  bytes += '\x00';
-  bytes += static_cast<char>(header.size() & 0xFF);
-  bytes += static_cast<char>(header.size() >> 8);
-  return bytes + header + data;
-}
-
 // run --local --input: the same .npy gives the same outputs as exec --input on the whole
 // model, int8 taken as is and float32 quantized with the input's fix point.
 TEST(CliSplit, RunLocalTakesNpyInputs) {
@@ -158,8 +147,8 @@ TEST(CliSplit, RunLocalTakesNpyInputs) {
     std::memcpy(raw, &f, 4);
     floats.append(raw, 4);
   }
-  testing::write_bytes(dir / "x8.npy", npy("|i1", "(1, 32, 32, 3)", int8));
-  testing::write_bytes(dir / "xf.npy", npy("<f4", "(1, 32, 32, 3)", floats));
+  testing::write_bytes(dir / "x8.npy", npy_file("|i1", "(1, 32, 32, 3)", int8));
+  testing::write_bytes(dir / "xf.npy", npy_file("<f4", "(1, 32, 32, 3)", floats));
   const std::string x8 = quoted((dir / "x8.npy").string());
   const std::string xf = quoted((dir / "xf.npy").string());
   const Result exec = run_cli(dir, "exec " + resnet + " --input " + x8 + " --json");
@@ -177,10 +166,11 @@ TEST(CliSplit, RunLocalTakesNpyInputs) {
   EXPECT_NE(output_hashes(seeded.out), output_hashes(exec.out));
 
   // Bad inputs: one line naming the file (or the plan) and what is wrong.
-  testing::write_bytes(dir / "shape.npy", npy("|i1", "(1, 32, 32)", int8.substr(0, 1024)));
-  testing::write_bytes(dir / "dtype.npy", npy("<i4", "(1,)", "abcd"));
-  testing::write_bytes(dir / "nan.npy", npy("<f4", "(1, 32, 32, 3)",
-                                            std::string("\x00\x00\xc0\x7f", 4) + floats.substr(4)));
+  testing::write_bytes(dir / "shape.npy", npy_file("|i1", "(1, 32, 32)", int8.substr(0, 1024)));
+  testing::write_bytes(dir / "dtype.npy", npy_file("<i4", "(1,)", "abcd"));
+  testing::write_bytes(
+      dir / "nan.npy",
+      npy_file("<f4", "(1, 32, 32, 3)", std::string("\x00\x00\xc0\x7f", 4) + floats.substr(4)));
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"--input " + quoted((dir / "shape.npy").string()), "shape (1,32,32) does not match input"},
       {"--input " + quoted((dir / "dtype.npy").string()), "dtype '<i4'"},

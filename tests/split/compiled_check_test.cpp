@@ -10,13 +10,13 @@
 #include <fstream>
 #include <functional>
 
-#include "cli_runner.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/compiled_check.hpp"
 #include "dpushard/plan_yaml.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/split.hpp"
 #include "dpushard/xmodel.hpp"
+#include "support/cli_runner.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <regex>
 
-#include "cli_runner.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/builder.hpp"
 #include "dpushard/builtin_backends.hpp"
@@ -19,6 +18,7 @@
 #include "dpushard/split.hpp"
 #include "dpushard/xmodel.hpp"
 #include "dpushard/zoo.hpp"
+#include "support/cli_runner.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {

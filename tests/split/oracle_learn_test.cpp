@@ -8,12 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_runner.hpp"
 #include "dpushard/micro.hpp"
 #include "dpushard/oracle_learn.hpp"
 #include "dpushard/plan_format.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/xmodel.hpp"
+#include "support/cli_runner.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {

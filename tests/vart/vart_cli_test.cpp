@@ -22,6 +22,7 @@
 #include "dpushard/builder.hpp"
 #include "dpushard/tensor.hpp"
 #include "dpushard/xmodel.hpp"
+#include "support/npy_file.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {
@@ -33,23 +34,6 @@ const fs::path kFixtures = DPUSHARD_FIXTURE_DIR;
 fs::path work() {
   return fs::path(DPUSHARD_VART_TEST_WORK) / "cli" /
          ::testing::UnitTest::GetInstance()->current_test_info()->name();
-}
-
-// An int8 .npy file (format 1.0) holding `t`.
-void write_npy(const fs::path& path, const QTensor& t) {
-  std::string shape;
-  for (const auto d : t.shape) shape += std::to_string(d) + ", ";
-  std::string header = "{'descr': '|i1', 'fortran_order': False, 'shape': (" + shape + "), }";
-  header.append(64 - (10 + header.size() + 1) % 64, ' ');
-  header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  out.write("\x93NUMPY\x01\x00", 8);
-  const auto size = static_cast<std::uint16_t>(header.size());
-  out.put(static_cast<char>(size & 0xff));
-  out.put(static_cast<char>(size >> 8));
-  out << header;
-  out.write(reinterpret_cast<const char*>(t.data.data()),
-            static_cast<std::streamsize>(t.data.size()));
 }
 
 // Runs `exec FILE --backend B --input ... --json [extra]` and returns the outputs array.
@@ -82,7 +66,7 @@ nlohmann::json expect_vart_equals_ref(const fs::path& compiled, const std::strin
     inputs.push_back(work() / ("input" + std::to_string(seed) + ".npy"));
     QTensor q = random_qtensor(spec.name, spec.shape, spec.fix_point, seed++);
     for (auto& v : q.data) v = static_cast<std::int8_t>(v / divisor);
-    write_npy(inputs.back(), q);
+    testing::write_int8_npy(inputs.back(), q);
   }
   const auto expected = exec(DPUSHARD_CLI, "", ref_file, "ref", inputs, ref_extra);
   const auto actual = exec(DPUSHARD_VART_CLI, vart_env, compiled, "vart", inputs);
@@ -104,7 +88,8 @@ void expect_same_outputs(const fs::path& compiled, const fs::path& int_file,
   std::uint64_t seed = 1;
   for (const QTensor& spec : input_specs(read_xmodel(int_file))) {
     inputs.push_back(work() / ("input" + std::to_string(seed) + ".npy"));
-    write_npy(inputs.back(), random_qtensor(spec.name, spec.shape, spec.fix_point, seed++));
+    testing::write_int8_npy(inputs.back(),
+                            random_qtensor(spec.name, spec.shape, spec.fix_point, seed++));
   }
   const auto expected = exec(DPUSHARD_CLI, "", int_file, "ref", inputs);
   const auto actual =

@@ -248,17 +248,21 @@ BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*m
       usable.push_back(r);
   if (usable.empty()) return be;  // NoData
 
-  // Each row's interval: the repetitions' where it has one, else its value -+ the margin.
+  // Each row's interval: its value within a factor of (1 + the noise margin) either way (the
+  // spread between two runs, which a run's own repetitions do not see), widened to the
+  // repetitions' 95 % interval where that is wider. Symmetric about the threshold: a speedup
+  // within the factor of it on either side straddles it, so two runs whose readings differ
+  // by less than the margin both mark a size they read on opposite sides of it.
   const double threshold = 1.0 + min_gain;
   struct Interval {
     double lo, hi;
   };
   auto interval = [&](const Row* r) {
     const double v = r->*metric;
-    const double lo = lower != nullptr && r->*lower > 0 ? r->*lower : v;
-    const double hi = upper != nullptr && r->*upper > 0 ? r->*upper : v;
-    if (hi > lo) return Interval{lo, hi};
-    return Interval{v * (1 - noise_margin), v * (1 + noise_margin)};
+    Interval i{v / (1 + noise_margin), v * (1 + noise_margin)};
+    if (lower != nullptr && r->*lower > 0) i.lo = std::min(i.lo, r->*lower);
+    if (upper != nullptr && r->*upper > 0) i.hi = std::max(i.hi, r->*upper);
+    return i;
   };
   auto beats = [&](const Row* r) { return interval(r).lo > threshold; };
   auto straddles = [&](const Row* r) {
@@ -283,6 +287,7 @@ BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*m
   if (!be.straddling.empty()) {
     be.noisy = true;
     be.reach = {usable[reach]->m.size, usable[reach]->m.params};
+    be.reach_smallest = reach == 0;
   }
   if (first == usable.size()) {
     be.kind = BreakEven::Kind::Never;

@@ -262,7 +262,7 @@ std::string firm_text(const BreakEven& be) {
 }
 
 void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
-                      const std::vector<BreakEven>& table, double min_gain) {
+                      const std::vector<BreakEven>& table, double min_gain, double noise_margin) {
   md << "| nodes |";
   for (const auto& s : fa.strategies)
     md << " " << s << (strategy_is_baseline(s) ? " (data-parallel baseline)" : "") << " |";
@@ -283,11 +283,10 @@ void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
           for (const auto& st : be.straddling)
             straddles += (straddles.empty() ? "" : ", ") + straddle_text(st);
           notes.push_back(std::to_string(n) + " nodes, " + s + ": " + straddles +
-                          (be.straddling.size() == 1 ? " straddles " : " straddle ") +
-                          speedup_threshold_text(min_gain) + ", so noise decides between " +
-                          firm_text(be) + " and " +
-                          (be.reach.label == fa.sizes.front().label ? "≤ " : "") + be.reach.label +
-                          ".");
+                          (be.straddling.size() == 1 ? " lies" : " lie") + " within " +
+                          percent_text(noise_margin) + " of " + speedup_threshold_text(min_gain) +
+                          ", so noise decides between " + firm_text(be) + " and " +
+                          (be.reach_smallest ? "≤ " : "") + be.reach.label + ".");
           cell += superscript(notes.size());
         }
       }
@@ -312,11 +311,15 @@ void break_even_section(std::ostringstream& md, const Analysis& a) {
         "measured; `> S`: not even at the largest. The speedup at that size is in brackets "
         "with its interval. **≈ S (noise)**: the answer depends on noise, so the cell says so "
         "instead of flipping between runs: S is where the intervals stop lying wholly above "
-        "the threshold, and a smaller size's interval straddles it (with one repetition a "
-        "speedup's interval is its value ± "
-     << fixed(100 * a.noise_margin, 0)
-     << " %, the stated noise margin); the note under the table names the sizes and how far "
-        "down the cell could move. `replicate` "
+        "the threshold, and a size at or below S lies within "
+     << percent_text(a.noise_margin)
+     << " of the threshold, on either side of it (the noise margin: how far two runs at one "
+        "commit read the same speedup apart, their p95; docs/benchmarking.md), so another run "
+        "may read it on the other side; the cell reads the same whichever side this run read "
+        "it on. The note under the table names those sizes with their speedup and interval "
+        "(the value divided and multiplied by 1 + the margin, or the repetitions' 95 % "
+        "interval where wider) and how far down the cell could move. "
+        "`replicate` "
         "runs the whole model on every node (data parallel) and is the baseline the model-"
         "parallel strategies are judged against. Times are "
      << (a.modeled ? "**modeled**" : "**measured**") << " (" << a.timing_label << "; link "
@@ -326,11 +329,11 @@ void break_even_section(std::ostringstream& md, const Analysis& a) {
     md << "### " << fa.family
        << (fa.scenarios ? ": throughput, Offline (frames per second, saturated)\n\n"
                         : ": throughput (frames per second)\n\n");
-    break_even_table(md, fa, fa.throughput_break_even, a.min_gain);
+    break_even_table(md, fa, fa.throughput_break_even, a.min_gain, a.noise_margin);
     md << "### " << fa.family
        << (fa.scenarios ? ": latency, SingleStream (p50 of one frame alone)\n\n"
                         : ": latency (p50 per frame, under the throughput run's load)\n\n");
-    break_even_table(md, fa, fa.latency_break_even, a.min_gain);
+    break_even_table(md, fa, fa.latency_break_even, a.min_gain, a.noise_margin);
     if (const std::string note = subset_note(fa, true); !note.empty()) md << note << "\n\n";
   }
 }
@@ -675,8 +678,9 @@ void family_section(std::ostringstream& md, const RunResults& results, const Ana
 std::string break_even_cell(const BreakEven& be) {
   const std::string at = speedup_text(be.at, be.at_lo, be.at_hi);
   if (be.noisy) {
-    // Without the speedup, which moves from run to run: the cell is the same in two runs
-    // whose straddling sizes agree.
+    // The size where the walk stopped, with the mark and without the speedups, which move
+    // from run to run: the same text from a run that read a straddling size just below the
+    // threshold and from one that read it just above (both within the margin).
     switch (be.kind) {
       case BreakEven::Kind::Always:
         return "≈ ≤ " + be.size.label + " (noise)";

@@ -40,11 +40,20 @@ double steady_rate(std::vector<std::chrono::steady_clock::time_point> completion
   if (n < 2 * c) c = 1;  // too short for a cycle after the first: the plain rule
   const std::size_t fill =
       std::clamp<std::size_t>(static_cast<std::size_t>(std::max(inflight, 1)), 1, n / 2);
+  // The drain: after the (n - inflight)-th completion no frame is left to launch, so the
+  // window empties and the last frames finish without the frames behind them (a fragment
+  // that shares its board with an earlier one no longer waits for that one's next frame):
+  // counted to the end, a 3-node experts plan read 5 % above what its busiest board can do.
+  // The window ends at the last completion the full window preceded (index n - inflight).
+  const std::size_t full = static_cast<std::size_t>(std::max(inflight, 1));
   // `first`: the last completion of the cycle that ends the fill; at least one whole cycle
-  // must follow it.
-  std::size_t first = (fill + c - 1) / c * c - 1;
-  while (first >= c && first + c > n - 1) first -= c;
-  const std::size_t last = first + (n - 1 - first) / c * c;
+  // must follow it before the drain (or, in a stream too short for that, before the end).
+  const std::size_t fill_end = (fill + c - 1) / c * c - 1;
+  std::size_t end = n > full ? n - full : 0;
+  if (end < fill_end + c) end = n - 1;  // too short to leave out the drain as well
+  std::size_t first = fill_end;
+  while (first >= c && first + c > end) first -= c;
+  const std::size_t last = first + (end - first) / c * c;
   const double seconds =
       std::chrono::duration<double>(completions[last] - completions[first]).count();
   return seconds > 0 ? static_cast<double>(last - first) / seconds : 0;

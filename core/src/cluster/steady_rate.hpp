@@ -16,9 +16,15 @@ namespace dpushard::cluster {
 // completion charged the other nodes' first frames to no time (a 3-node replicate run of 27
 // frames read 8 % faster than 3 nodes can be); starting right after the inflight-th
 // completion, with replicas finishing in batches, started mid-batch and counted the rest of
-// that batch as free (4 replicas, 6 in flight, 16 frames: 1.25x what they can do). With too
-// few completions for the fill and one whole cycle, the cycle is 1 and the fill at most the
-// first half of them; with fewer than 2, 0. `completions` need not be sorted.
+// that batch as free (4 replicas, 6 in flight, 16 frames: 1.25x what they can do). The
+// drain is left out the same way: the window ends at the last completion the full window
+// preceded (the (n - inflight + 1)-th), as whole cycles from the first; the last frames,
+// finishing with the window emptying, do not wait for frames behind them (a 3-node experts
+// plan whose tail shares a board with an expert read 5 % above that board's capacity). With
+// too few completions for the fill, one whole cycle and the drain, the window runs to the
+// last completion; with too few for the fill and one whole cycle, the cycle is 1 and the
+// fill at most the first half of them; with fewer than 2, 0. `completions` need not be
+// sorted.
 // MLPerf LoadGen's Server arrivals: `frames` offsets from the stream's start of a Poisson
 // process of `rate` frames per second (exponential gaps, seeded: the same seed gives the
 // same schedule).

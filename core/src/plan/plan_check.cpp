@@ -68,6 +68,117 @@ void check_hybrid(const Plan& plan) {
   }
 }
 
+// Each fragment on its own: a unique name, safe files, node slots, inputs and outputs.
+// Returns the fragments' positions by name.
+std::map<std::string, std::size_t> checked_fragments(const Plan& plan) {
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < plan.fragments.size(); ++i) {
+    const auto& f = plan.fragments[i];
+    const std::string where = "fragment '" + f.name + "'";
+    if (f.name.empty() || f.name == "model")
+      throw Error("fragments[" + std::to_string(i) + "]: bad name '" + f.name + "'");
+    if (!index.emplace(f.name, i).second) throw Error(where + ": duplicate name");
+    if (!safe_relative(f.file))
+      throw Error(where + ": file '" + f.file + "' must be a relative path inside the plan folder");
+    if (f.compiled && !safe_relative(f.compiled->file))
+      throw Error(where + ": compiled file '" + f.compiled->file +
+                  "' must be a relative path inside the plan folder");
+    if (f.nodes.empty()) throw Error(where + ": no node slot");
+    for (int n : f.nodes)
+      if (n < 0 || n >= plan.nodes)
+        throw Error(where + ": node " + std::to_string(n) + " is outside 0.." +
+                    std::to_string(plan.nodes - 1));
+    if (f.inputs.empty()) throw Error(where + ": no inputs");
+    if (f.outputs.empty()) throw Error(where + ": no outputs");
+    for (const auto& t : f.outputs)
+      if (!t.fixed && plan.output_fix)
+        throw Error(where + ": output '" + t.name +
+                    "' is not fixed but the plan has output_fix: true");
+  }
+  return index;
+}
+
+// An edge's sending side: a model input or a fragment's output.
+const PlanTensor& edge_source(const Plan& plan, const std::map<std::string, std::size_t>& index,
+                              const PlanEdge& e, const std::string& where) {
+  const PlanTensor* src = nullptr;
+  if (e.from == "model") {
+    src = find_tensor(plan.model_inputs, e.output);
+    if (!src) throw Error(where + ": '" + e.output + "' is not a model input");
+  } else {
+    auto it = index.find(e.from);
+    if (it == index.end()) throw Error(where + ": unknown fragment '" + e.from + "'");
+    src = find_tensor(plan.fragments[it->second].outputs, e.output);
+    if (!src) throw Error(where + ": '" + e.output + "' is not an output of '" + e.from + "'");
+  }
+  return *src;
+}
+
+// An edge's receiving side: a model output or an input of a later fragment.
+const PlanTensor& edge_destination(const Plan& plan,
+                                   const std::map<std::string, std::size_t>& index,
+                                   const PlanEdge& e, const std::string& where) {
+  const PlanTensor* dst = nullptr;
+  if (e.to == "model") {
+    dst = find_tensor(plan.model_outputs, e.input);
+    if (!dst) throw Error(where + ": '" + e.input + "' is not a model output");
+    if (e.from == "model") throw Error(where + ": a model input cannot be a model output");
+  } else {
+    auto it = index.find(e.to);
+    if (it == index.end()) throw Error(where + ": unknown fragment '" + e.to + "'");
+    dst = find_tensor(plan.fragments[it->second].inputs, e.input);
+    if (!dst) throw Error(where + ": '" + e.input + "' is not an input of '" + e.to + "'");
+    if (e.from != "model" && index.at(e.from) >= it->second)
+      throw Error(where + ": '" + e.from + "' does not come before '" + e.to + "' in plan order");
+  }
+  return *dst;
+}
+
+// What crosses an edge is what both sides say: shape, fix point, fixed, name and bytes.
+void check_edge_tensors(const PlanEdge& e, const PlanTensor& src, const PlanTensor& dst,
+                        const std::string& where) {
+  if (src.shape != dst.shape)
+    throw Error(where + ": shape " + shape_text(src.shape) + " does not match " +
+                shape_text(dst.shape));
+  if (src.fix_point != dst.fix_point)
+    throw Error(where + ": fix_point " + std::to_string(src.fix_point) + " does not match " +
+                std::to_string(dst.fix_point));
+  if (!dst.fixed) throw Error(where + ": the receiving side must be fixed");
+  if (src.fixed && e.output != e.input)
+    throw Error(where + ": a fixed tensor keeps its name across a boundary");
+  if (e.bytes != src.wire_bytes())
+    throw Error(where + ": bytes " + std::to_string(e.bytes) + " should be " +
+                std::to_string(src.wire_bytes()));
+}
+
+// Edges: known endpoints and tensors, matching shapes and fix points, plan order; then
+// every fragment input and model output fed exactly once, every fragment output used.
+void check_edges(const Plan& plan, const std::map<std::string, std::size_t>& index) {
+  std::map<std::pair<std::string, std::string>, int> fed;  // (fragment, input) -> edges
+  std::set<std::pair<std::string, std::string>> used_outputs;
+  for (std::size_t i = 0; i < plan.edges.size(); ++i) {
+    const auto& e = plan.edges[i];
+    const std::string where = "edges[" + std::to_string(i) + "] (" + e.from + ":" + e.output +
+                              " -> " + e.to + ":" + e.input + ")";
+    const PlanTensor& src = edge_source(plan, index, e, where);
+    const PlanTensor& dst = edge_destination(plan, index, e, where);
+    check_edge_tensors(e, src, dst, where);
+    if (++fed[{e.to, e.input}] > 1) throw Error(where + ": '" + e.input + "' is fed twice");
+    used_outputs.insert({e.from, e.output});
+  }
+  for (const auto& f : plan.fragments) {
+    for (const auto& t : f.inputs)
+      if (!fed.count({f.name, t.name}))
+        throw Error("fragment '" + f.name + "': input '" + t.name + "' is fed by no edge");
+    for (const auto& t : f.outputs)
+      if (!used_outputs.count({f.name, t.name}))
+        throw Error("fragment '" + f.name + "': output '" + t.name + "' feeds no edge");
+  }
+  for (const auto& t : plan.model_outputs)
+    if (!fed.count({"model", t.name}))
+      throw Error("model output '" + t.name + "' is produced by no fragment");
+}
+
 }  // namespace
 
 void check_plan(const Plan& plan) {
@@ -114,86 +225,8 @@ void check_plan(const Plan& plan) {
   if (plan.model_inputs.empty()) throw Error("model.inputs: empty");
   if (plan.model_outputs.empty()) throw Error("model.outputs: empty");
   if (strategy->composite) check_hybrid(plan);
-  std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < plan.fragments.size(); ++i) {
-    const auto& f = plan.fragments[i];
-    const std::string where = "fragment '" + f.name + "'";
-    if (f.name.empty() || f.name == "model")
-      throw Error("fragments[" + std::to_string(i) + "]: bad name '" + f.name + "'");
-    if (!index.emplace(f.name, i).second) throw Error(where + ": duplicate name");
-    if (!safe_relative(f.file))
-      throw Error(where + ": file '" + f.file + "' must be a relative path inside the plan folder");
-    if (f.compiled && !safe_relative(f.compiled->file))
-      throw Error(where + ": compiled file '" + f.compiled->file +
-                  "' must be a relative path inside the plan folder");
-    if (f.nodes.empty()) throw Error(where + ": no node slot");
-    for (int n : f.nodes)
-      if (n < 0 || n >= plan.nodes)
-        throw Error(where + ": node " + std::to_string(n) + " is outside 0.." +
-                    std::to_string(plan.nodes - 1));
-    if (f.inputs.empty()) throw Error(where + ": no inputs");
-    if (f.outputs.empty()) throw Error(where + ": no outputs");
-    for (const auto& t : f.outputs)
-      if (!t.fixed && plan.output_fix)
-        throw Error(where + ": output '" + t.name +
-                    "' is not fixed but the plan has output_fix: true");
-  }
-  // Edges: known endpoints and tensors, matching shapes and fix points, plan order.
-  std::map<std::pair<std::string, std::string>, int> fed;  // (fragment, input) -> edges
-  std::set<std::pair<std::string, std::string>> used_outputs;
-  for (std::size_t i = 0; i < plan.edges.size(); ++i) {
-    const auto& e = plan.edges[i];
-    const std::string where = "edges[" + std::to_string(i) + "] (" + e.from + ":" + e.output +
-                              " -> " + e.to + ":" + e.input + ")";
-    const PlanTensor* src = nullptr;
-    const PlanTensor* dst = nullptr;
-    if (e.from == "model") {
-      src = find_tensor(plan.model_inputs, e.output);
-      if (!src) throw Error(where + ": '" + e.output + "' is not a model input");
-    } else {
-      auto it = index.find(e.from);
-      if (it == index.end()) throw Error(where + ": unknown fragment '" + e.from + "'");
-      src = find_tensor(plan.fragments[it->second].outputs, e.output);
-      if (!src) throw Error(where + ": '" + e.output + "' is not an output of '" + e.from + "'");
-    }
-    if (e.to == "model") {
-      dst = find_tensor(plan.model_outputs, e.input);
-      if (!dst) throw Error(where + ": '" + e.input + "' is not a model output");
-      if (e.from == "model") throw Error(where + ": a model input cannot be a model output");
-    } else {
-      auto it = index.find(e.to);
-      if (it == index.end()) throw Error(where + ": unknown fragment '" + e.to + "'");
-      dst = find_tensor(plan.fragments[it->second].inputs, e.input);
-      if (!dst) throw Error(where + ": '" + e.input + "' is not an input of '" + e.to + "'");
-      if (e.from != "model" && index.at(e.from) >= it->second)
-        throw Error(where + ": '" + e.from + "' does not come before '" + e.to + "' in plan order");
-    }
-    if (src->shape != dst->shape)
-      throw Error(where + ": shape " + shape_text(src->shape) + " does not match " +
-                  shape_text(dst->shape));
-    if (src->fix_point != dst->fix_point)
-      throw Error(where + ": fix_point " + std::to_string(src->fix_point) + " does not match " +
-                  std::to_string(dst->fix_point));
-    if (!dst->fixed) throw Error(where + ": the receiving side must be fixed");
-    if (src->fixed && e.output != e.input)
-      throw Error(where + ": a fixed tensor keeps its name across a boundary");
-    if (e.bytes != src->wire_bytes())
-      throw Error(where + ": bytes " + std::to_string(e.bytes) + " should be " +
-                  std::to_string(src->wire_bytes()));
-    if (++fed[{e.to, e.input}] > 1) throw Error(where + ": '" + e.input + "' is fed twice");
-    used_outputs.insert({e.from, e.output});
-  }
-  for (const auto& f : plan.fragments) {
-    for (const auto& t : f.inputs)
-      if (!fed.count({f.name, t.name}))
-        throw Error("fragment '" + f.name + "': input '" + t.name + "' is fed by no edge");
-    for (const auto& t : f.outputs)
-      if (!used_outputs.count({f.name, t.name}))
-        throw Error("fragment '" + f.name + "': output '" + t.name + "' feeds no edge");
-  }
-  for (const auto& t : plan.model_outputs)
-    if (!fed.count({"model", t.name}))
-      throw Error("model output '" + t.name + "' is produced by no fragment");
+  const auto index = checked_fragments(plan);
+  check_edges(plan, index);
   if (const auto misfit = memory_misfit(plan)) throw Error("memory: " + *misfit);
 }
 

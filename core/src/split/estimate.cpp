@@ -98,43 +98,43 @@ FragmentPrices price_fragments(const Extraction& extraction, const Partition& pa
   return prices;
 }
 
-PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
-                           const CostModel& cost, bool output_fix,
-                           const FragmentPrices* fragment_loads, const NodeModels* boards) {
-  const auto of = fragment_of_units(graph, partition);
+namespace {
+
+// Each fragment's compute per frame: its slowest node's price when priced, else its units'
+// seconds plus the cost model's overhead per fragment.
+std::vector<double> fragment_seconds(const UnitGraph& graph, const Partition& partition,
+                                     const CostModel& cost, const FragmentPrices* prices) {
   const std::size_t nf = partition.fragments.size();
-  if (boards != nullptr && boards->empty()) boards = nullptr;
-  auto board = [&](int node) -> const CostModel& {
-    return boards != nullptr ? boards->at(node, cost) : cost;
-  };
-  auto speed = [&](int node) { return boards != nullptr ? boards->speed_of(node) : 1.0; };
-  PartitionEstimate est;
-  // loads[f][i]: fragment f on partition.fragments[f].nodes[i].
-  FragmentPrices loads;
-  if (fragment_loads != nullptr) {
-    if (fragment_loads->size() != nf)
+  std::vector<double> seconds;
+  if (prices != nullptr) {
+    if (prices->size() != nf)
       throw Error("split: internal: fragment prices do not match the partition");
-    loads = *fragment_loads;
     for (std::size_t f = 0; f < nf; ++f) {
-      if (loads[f].size() != partition.fragments[f].nodes.size())
+      if ((*prices)[f].size() != partition.fragments[f].nodes.size())
         throw Error("split: internal: fragment prices do not match the fragment's nodes");
       double slowest = 0;
-      for (const auto& load : loads[f]) slowest = std::max(slowest, load.seconds);
-      est.fragment_seconds.push_back(slowest);  // a frame may go to its slowest replica
+      for (const auto& load : (*prices)[f]) slowest = std::max(slowest, load.seconds);
+      seconds.push_back(slowest);  // a frame may go to its slowest replica
     }
   } else {
-    est.fragment_seconds.assign(nf, cost.fragment_overhead_seconds());
+    seconds.assign(nf, cost.fragment_overhead_seconds());
     for (std::size_t f = 0; f < nf; ++f)
-      for (UnitId u : partition.fragments[f].units)
-        est.fragment_seconds[f] += graph.unit(u).seconds;
+      for (UnitId u : partition.fragments[f].units) seconds[f] += graph.unit(u).seconds;
   }
-  const bool priced = fragment_loads != nullptr;
+  return seconds;
+}
 
-  // Transfers: (from fragment or -1 for the orchestrator) -> (to fragment or -1), bytes.
-  struct Transfer {
-    int from, to;
-    std::int64_t bytes;
-  };
+// A tensor sent per frame: from a fragment (or -1, the orchestrator) to a fragment (or -1).
+struct Transfer {
+  int from, to;
+  std::int64_t bytes;
+};
+
+// The transfers of every crossing tensor. Unpriced, a naive cut's extra CPU time is added
+// to the seconds of the fragment that ships the float value.
+std::vector<Transfer> transfers_of(const UnitGraph& graph, const std::vector<int>& of,
+                                   bool output_fix, bool priced,
+                                   std::vector<double>& fragment_seconds) {
   std::vector<Transfer> transfers;
   for (const CrossTensor& t : graph.tensors()) {
     const std::int64_t elems = graph.graph().ops()[t.fix].output.element_count();
@@ -142,7 +142,7 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
     const int home = from_input ? -1 : of[t.producer];
     const bool naive = !from_input && naive_boundary(graph, of, t.fix, output_fix);
     if (naive && !priced)
-      est.fragment_seconds[static_cast<std::size_t>(home)] += graph.naive_extra_seconds(t.fix);
+      fragment_seconds[static_cast<std::size_t>(home)] += graph.naive_extra_seconds(t.fix);
     std::vector<int> to;
     for (UnitId r : t.readers)
       if (of[r] != home && std::find(to.begin(), to.end(), of[r]) == to.end()) to.push_back(of[r]);
@@ -150,47 +150,76 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
     for (int f : to) transfers.push_back({home, f, elems});
     if (t.model_output) transfers.push_back({home, -1, elems});
   }
+  return transfers;
+}
 
-  // Frame k runs on replica k mod R of a fragment with R nodes (net::Destination), or with
-  // frame shares on replica cycle[k mod the cycle's length] (replica_cycle), so the
-  // placement of a frame repeats with the least common multiple of the replica counts and
-  // the cycle: one "phase" per frame of that period.
-  const std::vector<std::uint32_t> cycle = replica_cycle(partition.frame_share);
-  std::size_t period = std::max<std::size_t>(1, cycle.size());
-  for (const auto& part : partition.fragments) {
-    if (!cycle.empty() && part.nodes.size() > 1 &&
-        part.nodes.size() != partition.frame_share.size())
-      throw Error("split: internal: frame shares do not match fragment '" + part.name + "'");
-    period = std::lcm(period, part.nodes.size());
-    if (period > kMaxPhases) throw Error("split: internal: too many replica phases to estimate");
+// Frame k runs on replica k mod R of a fragment with R nodes (net::Destination), or with
+// frame shares on replica cycle[k mod the cycle's length] (replica_cycle), so the
+// placement of a frame repeats with the least common multiple of the replica counts and
+// the cycle: one "phase" per frame of that period.
+class ReplicaPhases {
+ public:
+  explicit ReplicaPhases(const Partition& partition)
+      : partition_(partition), cycle_(replica_cycle(partition.frame_share)) {
+    period_ = std::max<std::size_t>(1, cycle_.size());
+    for (const auto& part : partition.fragments) {
+      if (!cycle_.empty() && part.nodes.size() > 1 &&
+          part.nodes.size() != partition.frame_share.size())
+        throw Error("split: internal: frame shares do not match fragment '" + part.name + "'");
+      period_ = std::lcm(period_, part.nodes.size());
+      if (period_ > kMaxPhases) throw Error("split: internal: too many replica phases to estimate");
+    }
   }
-  auto replica_at = [&](std::size_t f, std::size_t phase) -> std::size_t {
-    const std::size_t k = partition.fragments[f].nodes.size();
+  std::size_t period() const { return period_; }
+  std::size_t replica_at(std::size_t f, std::size_t phase) const {
+    const std::size_t k = partition_.fragments[f].nodes.size();
     if (k == 1) return 0;
-    return cycle.empty() ? phase % k : cycle[phase % cycle.size()];
-  };
+    return cycle_.empty() ? phase % k : cycle_[phase % cycle_.size()];
+  }
   // The fraction of the frames fragment f's i-th node runs.
-  auto share_of = [&](std::size_t f, std::size_t i) {
-    const std::size_t k = partition.fragments[f].nodes.size();
-    if (cycle.empty() || k == 1) return 1.0 / static_cast<double>(k);
-    return static_cast<double>(partition.frame_share[i]) / static_cast<double>(cycle.size());
-  };
-  auto node_of = [&](int f, std::size_t phase) {
+  double share_of(std::size_t f, std::size_t i) const {
+    const std::size_t k = partition_.fragments[f].nodes.size();
+    if (cycle_.empty() || k == 1) return 1.0 / static_cast<double>(k);
+    return static_cast<double>(partition_.frame_share[i]) / static_cast<double>(cycle_.size());
+  }
+  int node_of(int f, std::size_t phase) const {
     const auto fi = static_cast<std::size_t>(f);
-    return partition.fragments[fi].nodes[replica_at(fi, phase)];
-  };
+    return partition_.fragments[fi].nodes[replica_at(fi, phase)];
+  }
 
-  // Fragment f's seconds per frame on its i-th node.
-  auto seconds_on = [&](std::size_t f, std::size_t i) {
-    if (priced) return loads[f][i].seconds;
-    return est.fragment_seconds[f] / speed(partition.fragments[f].nodes[i]);
-  };
+ private:
+  const Partition& partition_;
+  std::vector<std::uint32_t> cycle_;
+  std::size_t period_ = 1;
+};
 
-  // Latency: fragments in plan order, each node runs one fragment at a time; the slowest
-  // phase (replicas of one fragment are alike, but may sit beside different others).
+// What fragment f costs on its i-th node: its price there, or its seconds on the node's
+// board (without a split over engines, all of it DPU time).
+struct FragmentTimes {
+  const Partition& partition;
+  const FragmentPrices* prices;  // nullptr: unpriced
+  const std::vector<double>& fragment_seconds;
+  const NodeModels* boards;  // nullptr: every node is the cost model's board
+
+  double seconds_on(std::size_t f, std::size_t i) const {
+    if (prices != nullptr) return (*prices)[f][i].seconds;
+    const int node = partition.fragments[f].nodes[i];
+    return fragment_seconds[f] / (boards != nullptr ? boards->speed_of(node) : 1.0);
+  }
+  CostModel::FragmentLoad load_on(std::size_t f, std::size_t i) const {
+    return prices != nullptr ? (*prices)[f][i]
+                             : CostModel::FragmentLoad{seconds_on(f, i), seconds_on(f, i), 0, 0};
+  }
+};
+
+// Latency: fragments in plan order, each node runs one fragment at a time; the slowest
+// phase (replicas of one fragment are alike, but may sit beside different others).
+double latency_seconds(const CostModel& cost, const std::vector<Transfer>& transfers,
+                       const ReplicaPhases& phases, const FragmentTimes& times) {
+  const std::size_t nf = times.partition.fragments.size();
   std::vector<double> finish(nf, 0);
   double latency = 0;
-  for (std::size_t phase = 0; phase < period; ++phase) {
+  for (std::size_t phase = 0; phase < phases.period(); ++phase) {
     std::map<int, double> node_free;
     for (std::size_t f = 0; f < nf; ++f) {
       double ready = 0;
@@ -199,14 +228,15 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
         if (tr.from < 0) {
           ready = std::max(ready, cost.transfer_seconds(tr.bytes));
         } else {
-          const bool remote = node_of(tr.from, phase) != node_of(static_cast<int>(f), phase);
+          const bool remote =
+              phases.node_of(tr.from, phase) != phases.node_of(static_cast<int>(f), phase);
           ready = std::max(ready, finish[static_cast<std::size_t>(tr.from)] +
                                       (remote ? cost.transfer_seconds(tr.bytes) : 0.0));
         }
       }
-      const int node = node_of(static_cast<int>(f), phase);
+      const int node = phases.node_of(static_cast<int>(f), phase);
       const double start = std::max(ready, node_free[node]);
-      finish[f] = start + seconds_on(f, replica_at(f, phase));
+      finish[f] = start + times.seconds_on(f, phases.replica_at(f, phase));
       node_free[node] = finish[f];
     }
     for (const auto& tr : transfers)
@@ -214,88 +244,139 @@ PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
         latency = std::max(
             latency, finish[static_cast<std::size_t>(tr.from)] + cost.transfer_seconds(tr.bytes));
   }
+  return latency;
+}
 
-  // Throughput: per-frame busy time of every node's engines and link, and the
-  // orchestrator's. A node's fragments each run their frames one after the other, and
-  // share its DPU cores, its A53 cores and its network thread: its time per frame is the
-  // busiest of these (without a split over engines, all of a fragment is DPU time). A
-  // fragment replicated on k nodes gives each 1/k of the frames, or its frame share.
-  std::map<int, double> busy, dpu, host, net, tx, rx;
-  double orch_tx = 0, orch_rx = 0;
-  std::int64_t wire = 0, io = 0;
-  double wire_share = 0;
-  // Fragment f's load on its i-th node (without a split over engines, all of it DPU time).
-  const auto load_on = [&](std::size_t f, std::size_t i) {
-    return priced ? loads[f][i] : CostModel::FragmentLoad{seconds_on(f, i), seconds_on(f, i), 0, 0};
-  };
+// Per-frame busy time of every node's engines, by node. A node's fragments each run their
+// frames one after the other, and share its DPU cores, its A53 cores and its network
+// thread: its time per frame is the busiest of these (without a split over engines, all of
+// a fragment is DPU time). A fragment replicated on k nodes gives each 1/k of the frames,
+// or its frame share.
+struct NodeEngines {
+  std::map<int, double> busy, dpu, host, net;
   std::map<int, int> fragments_on;
-  for (std::size_t f = 0; f < nf; ++f) {
-    const auto& fnodes = partition.fragments[f].nodes;
+};
+
+NodeEngines engine_sums(const ReplicaPhases& phases, const FragmentTimes& times,
+                        const CostModel& cost) {
+  NodeEngines e;
+  const auto& fragments = times.partition.fragments;
+  for (std::size_t f = 0; f < fragments.size(); ++f) {
+    const auto& fnodes = fragments[f].nodes;
     for (std::size_t i = 0; i < fnodes.size(); ++i) {
       const int n = fnodes[i];
-      const double share = share_of(f, i);
-      const CostModel::FragmentLoad load = load_on(f, i);
-      ++fragments_on[n];
-      busy[n] = std::max(busy[n], load.seconds * share);
-      dpu[n] += load.dpu_seconds * share;
-      host[n] += load.host_seconds * share;
-      net[n] += load.net_seconds * share;
+      const double share = phases.share_of(f, i);
+      const CostModel::FragmentLoad load = times.load_on(f, i);
+      ++e.fragments_on[n];
+      e.busy[n] = std::max(e.busy[n], load.seconds * share);
+      e.dpu[n] += load.dpu_seconds * share;
+      e.host[n] += load.host_seconds * share;
+      e.net[n] += load.net_seconds * share;
     }
   }
-  for (auto& [n, v] : busy)
-    v = std::max({v, dpu[n] / board(n).dpu_cores(), host[n] / board(n).host_cores(), net[n]});
-  // The engines serve whole jobs, first come first served, and the node's other fragments
-  // send theirs when their own frames arrive, not in the gaps a fragment leaves: in each of
-  // its frames a fragment can find one job of each other fragment of its node ahead of it
-  // on the DPU (where they outnumber its cores) and on the network thread. Its frames then
-  // take their own DPU and A53 time plus the others' DPU time (or their own and the others'
-  // TCP time). The engines' sums alone assume perfect interleaving, which the sim workers
-  // never reached: the 3-node CNN experts plans ran 6-21 % under them, and within 5 % of this.
-  for (std::size_t f = 0; f < nf; ++f) {
-    const auto& fnodes = partition.fragments[f].nodes;
+  for (auto& [n, v] : e.busy) {
+    const CostModel& board = times.boards != nullptr ? times.boards->at(n, cost) : cost;
+    v = std::max({v, e.dpu[n] / board.dpu_cores(), e.host[n] / board.host_cores(), e.net[n]});
+  }
+  return e;
+}
+
+// The engines serve whole jobs, first come first served, and the node's other fragments
+// send theirs when their own frames arrive, not in the gaps a fragment leaves: in each of
+// its frames a fragment can find one job of each other fragment of its node ahead of it
+// on the DPU (where they outnumber its cores) and on the network thread. Its frames then
+// take their own DPU and A53 time plus the others' DPU time (or their own and the others'
+// TCP time). The engines' sums alone assume perfect interleaving, which the sim workers
+// never reached: the 3-node CNN experts plans ran 6-21 % under them, and within 5 % of this.
+void add_queueing(NodeEngines& e, const ReplicaPhases& phases, const FragmentTimes& times,
+                  const CostModel& cost) {
+  const auto& fragments = times.partition.fragments;
+  for (std::size_t f = 0; f < fragments.size(); ++f) {
+    const auto& fnodes = fragments[f].nodes;
     for (std::size_t i = 0; i < fnodes.size(); ++i) {
       const int n = fnodes[i];
-      const double share = share_of(f, i);
-      const CostModel::FragmentLoad own = load_on(f, i);
+      const CostModel& board = times.boards != nullptr ? times.boards->at(n, cost) : cost;
+      const double share = phases.share_of(f, i);
+      const CostModel::FragmentLoad own = times.load_on(f, i);
       // With as many DPU cores as the node has fragments, each finds a core of its own.
-      const bool dpu_shared = fragments_on[n] > board(n).dpu_cores();
-      const double others_dpu = dpu_shared ? dpu[n] - own.dpu_seconds * share : 0.0;
-      const double others_net = net[n] - own.net_seconds * share;
+      const bool dpu_shared = e.fragments_on[n] > board.dpu_cores();
+      const double others_dpu = dpu_shared ? e.dpu[n] - own.dpu_seconds * share : 0.0;
+      const double others_net = e.net[n] - own.net_seconds * share;
       const double chain =
-          std::max((own.dpu_seconds + own.host_seconds) * share + others_dpu / board(n).dpu_cores(),
+          std::max((own.dpu_seconds + own.host_seconds) * share + others_dpu / board.dpu_cores(),
                    own.net_seconds * share + others_net);
-      busy[n] = std::max(busy[n], chain);
+      e.busy[n] = std::max(e.busy[n], chain);
     }
   }
+}
+
+NodeEngines busy_engines(const ReplicaPhases& phases, const FragmentTimes& times,
+                         const CostModel& cost) {
+  NodeEngines e = engine_sums(phases, times, cost);
+  add_queueing(e, phases, times, cost);
+  return e;
+}
+
+// Per-frame busy time of the links: every node's and the orchestrator's, each way.
+struct LinkLoads {
+  std::map<int, double> tx, rx;
+  double orch_tx = 0, orch_rx = 0;
+  std::int64_t io = 0;    // bytes to and from the orchestrator per frame
+  double wire_share = 0;  // bytes between nodes per frame
+};
+
+LinkLoads link_loads(const std::vector<Transfer>& transfers, const Partition& partition,
+                     const ReplicaPhases& phases, const CostModel& cost) {
+  LinkLoads l;
   for (const auto& tr : transfers) {
     const double t = cost.link_busy_seconds(tr.bytes);
     if (tr.from < 0 || tr.to < 0) {
-      io += tr.bytes;
+      l.io += tr.bytes;
       const auto frag = static_cast<std::size_t>(tr.from < 0 ? tr.to : tr.from);
       const auto& nodes = partition.fragments[frag].nodes;
-      (tr.from < 0 ? orch_tx : orch_rx) += t;
+      (tr.from < 0 ? l.orch_tx : l.orch_rx) += t;
       for (std::size_t i = 0; i < nodes.size(); ++i)
-        (tr.from < 0 ? rx : tx)[nodes[i]] += t * share_of(frag, i);
+        (tr.from < 0 ? l.rx : l.tx)[nodes[i]] += t * phases.share_of(frag, i);
       continue;
     }
     // Between fragments: each phase's pair of nodes carries 1/period of the frames.
-    const double share = 1.0 / static_cast<double>(period);
-    for (std::size_t phase = 0; phase < period; ++phase) {
-      const int from = node_of(tr.from, phase), to = node_of(tr.to, phase);
+    const double share = 1.0 / static_cast<double>(phases.period());
+    for (std::size_t phase = 0; phase < phases.period(); ++phase) {
+      const int from = phases.node_of(tr.from, phase), to = phases.node_of(tr.to, phase);
       if (from == to) continue;
-      wire_share += static_cast<double>(tr.bytes) * share;
-      tx[from] += t * share;
-      rx[to] += t * share;
+      l.wire_share += static_cast<double>(tr.bytes) * share;
+      l.tx[from] += t * share;
+      l.rx[to] += t * share;
     }
   }
-  wire = std::llround(wire_share);
-  double bottleneck = std::max(orch_tx, orch_rx);
-  for (const auto* m : {&busy, &tx, &rx})
+  return l;
+}
+
+}  // namespace
+
+PartitionEstimate estimate(const UnitGraph& graph, const Partition& partition,
+                           const CostModel& cost, bool output_fix,
+                           const FragmentPrices* fragment_loads, const NodeModels* boards) {
+  const auto of = fragment_of_units(graph, partition);
+  if (boards != nullptr && boards->empty()) boards = nullptr;
+  const bool priced = fragment_loads != nullptr;
+  PartitionEstimate est;
+  est.fragment_seconds = fragment_seconds(graph, partition, cost, fragment_loads);
+  const auto transfers = transfers_of(graph, of, output_fix, priced, est.fragment_seconds);
+  const ReplicaPhases phases(partition);
+  const FragmentTimes times{partition, fragment_loads, est.fragment_seconds, boards};
+
+  const double latency = latency_seconds(cost, transfers, phases, times);
+  // Throughput: the busiest of every node's engines and links and the orchestrator's.
+  const NodeEngines engines = busy_engines(phases, times, cost);
+  const LinkLoads links = link_loads(transfers, partition, phases, cost);
+  double bottleneck = std::max(links.orch_tx, links.orch_rx);
+  for (const auto* m : {&engines.busy, &links.tx, &links.rx})
     for (const auto& [n, v] : *m) bottleneck = std::max(bottleneck, v);
   est.predicted.latency_ms = latency * 1e3;
   est.predicted.throughput_fps = bottleneck > 0 ? 1.0 / bottleneck : 0.0;
-  est.predicted.wire_bytes_per_frame = wire;
-  est.predicted.io_bytes_per_frame = io;
+  est.predicted.wire_bytes_per_frame = std::llround(links.wire_share);
+  est.predicted.io_bytes_per_frame = links.io;
   return est;
 }
 

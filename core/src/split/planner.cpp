@@ -167,17 +167,109 @@ PlanFragment plan_fragment(const split::FragmentPart& part, const split::Extract
   return pf;
 }
 
+// The roofline at --link-gbps, unless the options bring a cost model (nullptr then).
+std::unique_ptr<CostModel> own_cost_model(const SplitOptions& options) {
+  if (options.cost_model) return nullptr;
+  RooflineParams params;
+  params.link_gbps = options.link_gbps;
+  return make_roofline_cost_model(params);
+}
+
+// The boards the strategies place fragments for: each node's own, or with
+// --uniform-placement the cost model's on every node (the single-target baseline).
+split::NodeModels placement_boards(const split::NodeModels& models, const CostModel& cost,
+                                   const SplitOptions& options) {
+  split::NodeModels placement = models;
+  if (options.uniform_placement) {
+    placement.cost.assign(models.cost.size(), &cost);
+    placement.speed.assign(models.cost.size(), 1.0);
+  }
+  return placement;
+}
+
+// --cuts as positions in the pipeline's unit order (each moved to a safe point, noted).
+std::vector<std::size_t> requested_cut_positions(const split::UnitGraph& units,
+                                                 const SplitOptions& options,
+                                                 std::vector<PlanAdjustment>& adjustments) {
+  std::vector<std::size_t> positions;
+  for (const auto& name : options.cuts)
+    positions.push_back(split::pipeline_cut_for(units, name, adjustments));
+  if (!positions.empty() && options.nodes < 2) throw Error("split: --cuts needs at least 2 nodes");
+  return positions;
+}
+
+// The chosen candidate's partition, its adjustments noted.
+Partition chosen_partition(split::CandidateSet& set, std::size_t chosen,
+                           const SplitOptions& options, std::vector<PlanAdjustment>& adjustments) {
+  Partition partition = std::move(*set.partitions[chosen]);
+  adjustments.insert(adjustments.end(), partition.adjustments.begin(), partition.adjustments.end());
+  // One node: every strategy is the whole model, recorded under the name asked for.
+  if (options.nodes == 1 && options.strategy != Strategy::Replicate &&
+      options.strategy != Strategy::Hybrid && options.strategy != Strategy::Auto)
+    partition.strategy = strategy_name(options.strategy);
+  return partition;
+}
+
+bool memory_budgeted(const SplitOptions& options) {
+  return options.memory_budget_bytes > 0 ||
+         std::any_of(options.node_memory_budget_bytes.begin(),
+                     options.node_memory_budget_bytes.end(), [](std::int64_t b) { return b > 0; });
+}
+
+// Fragments are priced as a whole (a timing model) on some node, not summed over units.
+bool priced_by_fragment(const CostModel& cost, const split::NodeModels& models) {
+  return cost.prices_fragments() ||
+         std::any_of(models.cost.begin(), models.cost.end(),
+                     [](const CostModel* c) { return c->prices_fragments(); });
+}
+
+// The plan's memory section; a node without a budget of its own gets the common one.
+PlanMemory plan_memory(const SplitOptions& options) {
+  PlanMemory memory{
+      options.memory_budget_bytes, options.memory_board, options.frames_in_flight, {}};
+  if (!options.node_memory_budget_bytes.empty()) {
+    memory.node_budget_bytes = options.node_memory_budget_bytes;
+    for (std::int64_t& b : memory.node_budget_bytes)
+      if (b <= 0) b = options.memory_budget_bytes;
+  }
+  return memory;
+}
+
+// What the plan records about the model, the request and how it was priced.
+void describe_plan(Plan& plan, const Graph& model, const Graph& graph, const SplitOptions& options,
+                   const CostModel& cost, const Oracle& oracle, const Partition& partition,
+                   const PlanCandidate& chosen) {
+  plan.model_file = options.model_file;
+  plan.model_name = model.name();
+  plan.model_sha256 = options.model_sha256;
+  plan.model_inputs = split::model_inputs(graph);
+  plan.model_outputs = split::model_outputs(graph);
+  plan.strategy = partition.strategy;
+  if (partition.strategy == "hybrid") {
+    plan.inner_strategy = chosen.inner_strategy;
+    plan.replicas = chosen.replicas;
+  }
+  plan.requested_strategy = std::string(strategy_name(options.strategy));
+  plan.objective = std::string(objective_name(options.objective));
+  plan.max_latency_ms = options.max_latency_ms > 0 ? options.max_latency_ms : 0;
+  plan.nodes = options.nodes;
+  plan.node_targets = options.node_targets;
+  plan.output_fix = options.output_fix;
+  plan.cost_parameters = cost.parameters();
+  const auto link = plan.cost_parameters.find("link_gbps");
+  plan.link_gbps = link != plan.cost_parameters.end() ? link->second : options.link_gbps;
+  plan.cost_model = cost.name();
+  plan.oracle = oracle.name() + " (" + oracle.origin() + ")";
+  plan.structure = partition.structure;
+  plan.frame_share = partition.frame_share;
+}
+
 }  // namespace
 
 SplitResult split_model(const Graph& model, const SplitOptions& options) {
   check_model_and_options(model, options);
   const Oracle& oracle = options.oracle ? *options.oracle : Oracle::builtin();
-  std::unique_ptr<CostModel> own_cost;
-  if (!options.cost_model) {
-    RooflineParams params;
-    params.link_gbps = options.link_gbps;
-    own_cost = make_roofline_cost_model(params);
-  }
+  const std::unique_ptr<CostModel> own_cost = own_cost_model(options);
   const CostModel& cost = options.cost_model ? *options.cost_model : *own_cost;
   check_strategy_options(options);
 
@@ -187,44 +279,22 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
 
   const split::UnitGraph units(*graph, oracle, cost);
   const split::NodeModels models = node_models(units, cost, options);
-  split::NodeModels placement = models;  // the boards the strategies place fragments for
-  if (options.uniform_placement) {
-    placement.cost.assign(models.cost.size(), &cost);
-    placement.speed.assign(models.cost.size(), 1.0);
-  }
   const split::StrategyInput input{units,
                                    cost,
                                    options.nodes,
                                    options.objective,
                                    options.output_fix,
                                    options.min_parallel_fraction,
-                                   placement};
-
-  std::vector<std::size_t> cut_positions;
-  for (const auto& name : options.cuts)
-    cut_positions.push_back(split::pipeline_cut_for(units, name, adjustments));
-  if (!cut_positions.empty() && options.nodes < 2)
-    throw Error("split: --cuts needs at least 2 nodes");
+                                   placement_boards(models, cost, options)};
+  const auto cut_positions = requested_cut_positions(units, options, adjustments);
 
   // Candidates, and the one the plan is made of.
-  const bool budgeted =
-      options.memory_budget_bytes > 0 ||
-      std::any_of(options.node_memory_budget_bytes.begin(), options.node_memory_budget_bytes.end(),
-                  [](std::int64_t b) { return b > 0; });
-  const bool priced = cost.prices_fragments() ||
-                      std::any_of(models.cost.begin(), models.cost.end(),
-                                  [](const CostModel* c) { return c->prices_fragments(); });
+  const bool budgeted = memory_budgeted(options);
+  const bool priced = priced_by_fragment(cost, models);
   const split::CandidatePricing pricing{cost, models, options, priced, budgeted};
   split::CandidateSet set = split::gather_candidates(input, pricing, cut_positions);
   const std::size_t chosen = split::choose_candidate(set, options, adjustments);
-  const std::string requested(strategy_name(options.strategy));
-  const double bound = options.max_latency_ms;
-  const auto& candidates = set.candidates;
-  Partition partition = std::move(*set.partitions[chosen]);
-  adjustments.insert(adjustments.end(), partition.adjustments.begin(), partition.adjustments.end());
-  if (options.nodes == 1 && options.strategy != Strategy::Replicate &&
-      options.strategy != Strategy::Hybrid && options.strategy != Strategy::Auto)
-    partition.strategy = requested;  // one node: every strategy is the whole model
+  Partition partition = chosen_partition(set, chosen, options, adjustments);
 
   auto extraction = split::extract(units, partition, options.output_fix);
   split::FragmentPrices prices;
@@ -236,37 +306,8 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
 
   SplitResult result;
   Plan& plan = result.plan;
-  plan.model_file = options.model_file;
-  plan.model_name = model.name();
-  plan.model_sha256 = options.model_sha256;
-  plan.model_inputs = split::model_inputs(*graph);
-  plan.model_outputs = split::model_outputs(*graph);
-  plan.strategy = partition.strategy;
-  if (partition.strategy == "hybrid") {
-    plan.inner_strategy = candidates[chosen].inner_strategy;
-    plan.replicas = candidates[chosen].replicas;
-  }
-  plan.requested_strategy = requested;
-  plan.objective = std::string(objective_name(options.objective));
-  plan.max_latency_ms = bound > 0 ? bound : 0;
-  plan.nodes = options.nodes;
-  plan.node_targets = options.node_targets;
-  plan.output_fix = options.output_fix;
-  plan.cost_parameters = cost.parameters();
-  const auto link = plan.cost_parameters.find("link_gbps");
-  plan.link_gbps = link != plan.cost_parameters.end() ? link->second : options.link_gbps;
-  plan.cost_model = cost.name();
-  plan.oracle = oracle.name() + " (" + oracle.origin() + ")";
-  plan.structure = partition.structure;
-  plan.frame_share = partition.frame_share;
-  if (budgeted) {
-    plan.memory = {options.memory_budget_bytes, options.memory_board, options.frames_in_flight, {}};
-    if (!options.node_memory_budget_bytes.empty()) {
-      plan.memory.node_budget_bytes = options.node_memory_budget_bytes;
-      for (std::int64_t& b : plan.memory.node_budget_bytes)
-        if (b <= 0) b = options.memory_budget_bytes;
-    }
-  }
+  describe_plan(plan, model, *graph, options, cost, oracle, partition, set.candidates[chosen]);
+  if (budgeted) plan.memory = plan_memory(options);
   plan.predicted = est.predicted;
   plan.candidates = split::listed_candidates(set, chosen, adjustments);
   plan.edges = extraction.edges;
