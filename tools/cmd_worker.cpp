@@ -103,7 +103,8 @@ Command add_worker_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("worker", "Serve plan fragments over TCP");
   sub->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0: any free port)")
       ->required();
-  sub->add_option("--backend", args->backend, "Backend that runs the fragments")
+  sub->add_option("--backend", args->backend,
+                  "Backend that runs the fragments (" + backend_names_text(true) + ")")
       ->capture_default_str();
   sub->add_option("--cache", args->cache,
                   "Folder of the fragment cache (default: a temporary folder removed at exit)");
