@@ -5,9 +5,28 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
+#include "dpushard/backend.hpp"
 #include "dpushard/cluster.hpp"
 #include "dpushard/error.hpp"
+
+namespace {
+void describe(const char* name) {
+  dpushard::BackendDescriptor described;
+  described.name = name;
+  described.not_built = "not linked into the fuzzer";
+  dpushard::register_backend(std::move(described));
+}
+}  // namespace
+
+// The registry knows ref and vart by itself; sim and cpu, which this fuzzer does not link,
+// are described (no factory) so that inputs naming them parse on.
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
+  describe("sim");
+  describe("cpu");
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -5,8 +5,9 @@
 // (shape, fix point, sha256, top-5 for classifier outputs) and the per-frame latency. An
 // --input is a .npy (one frame or a batch), an image or a folder of them (frame_source.hpp);
 // every frame runs --repeat times, and --output writes each frame's outputs. A
-// compiled model runs as it is on `vart` and `sim`; the other backends run its DPU
-// computation lowered to `_int` ops (lower_compiled.hpp), weights from --weights-from.
+// compiled model runs as it is on a backend whose traits take compiled files (vart runs it
+// on the DPU, sim times it); the others run its DPU computation lowered to `_int` ops
+// (lower_compiled.hpp), weights from --weights-from.
 
 #include <algorithm>
 #include <chrono>
@@ -45,9 +46,11 @@ struct ExecOptions {
   bool json = false;
 };
 
-// vart runs the compiled file on the DPU and sim times it; ref and cpu run `_int` ops.
+// Whether the backend loads a compiled file as it is (its traits); an unknown name is left
+// to make_backend's error.
 bool runs_compiled_files(const std::string& backend) {
-  return backend == "vart" || backend == "sim";
+  const auto descriptor = find_backend(backend);
+  return descriptor && descriptor->traits.compiled != CompiledModels::Lowered;
 }
 
 // What the backend loads: the file itself, or a compiled file's DPU computation as `_int`
@@ -55,8 +58,10 @@ bool runs_compiled_files(const std::string& backend) {
 Graph graph_to_run(const ExecOptions& o, const Graph& graph) {
   if (!is_compiled(graph) || runs_compiled_files(o.backend)) {
     if (!o.weights_from.empty())
-      throw Error("--weights-from is for a compiled model run on ref or cpu; '" + o.file +
-                  "' on '" + o.backend + "' does not use it");
+      throw Error(
+          "--weights-from is for a compiled model run on a backend that runs `_int` "
+          "ops (ref, cpu); '" +
+          o.file + "' on '" + o.backend + "' does not use it");
     return graph;
   }
   if (o.weights_from.empty()) {

@@ -24,6 +24,7 @@
 #include "dpushard/split.hpp"
 #include "dpushard/xmodel.hpp"
 #include "read_model.hpp"
+#include "usage_error.hpp"
 
 namespace dpushard::cli {
 namespace {
@@ -47,7 +48,40 @@ struct SplitCliOptions {
   int inflight = kDefaultFramesInFlight;
   std::string output;
   bool json = false;
+  bool list_strategies = false;
+  std::size_t nodes_given = 0;
 };
+
+// `split --list-strategies [--json]`: the strategy table (dpushard/strategy_table.hpp), which
+// the Ansible common role's check and the harness tests read.
+nlohmann::json strategies_json() {
+  nlohmann::json list = nlohmann::json::array();
+  for (const StrategyInfo& s : strategy_table())
+    list.push_back({{"name", s.name},
+                    {"summary", s.summary},
+                    {"requestable", s.planner.has_value()},
+                    {"recorded", s.recorded},
+                    {"chooses", s.chooses},
+                    {"baseline", s.baseline},
+                    {"composite", s.composite},
+                    {"inner_min_replicas", s.inner_min_replicas},
+                    {"min_nodes", s.min_nodes},
+                    {"needs_fork_join", s.needs_fork_join},
+                    {"options", s.options},
+                    {"color", s.color}});
+  return {{"strategies", list}};
+}
+
+int list_strategies(bool json) {
+  if (json) {
+    print_json(strategies_json());
+    return 0;
+  }
+  for (const StrategyInfo& s : strategy_table())
+    std::cout << s.name << (s.planner ? "" : " (inner plan of a hybrid only)") << ": " << s.summary
+              << "\n";
+  return 0;
+}
 
 std::string fixed(double v, int digits) {
   char buf[64];
@@ -168,6 +202,10 @@ void print_human(const Plan& plan, const std::string& dir) {
 }
 
 int run_split(const SplitCliOptions& o) {
+  if (o.list_strategies) return list_strategies(o.json);
+  // Required unless listing the strategies (CLI11's `required` would refuse the listing).
+  if (o.file.empty() || o.nodes_given == 0 || o.output.empty())
+    throw UsageError("split: FILE, --nodes and -o/--output are required");
   const Graph model = read_model(o.file);
   std::unique_ptr<Oracle> oracle;
   if (!o.oracle.empty()) oracle = std::make_unique<Oracle>(Oracle::load(o.oracle));
@@ -256,11 +294,12 @@ Command add_split_command(CLI::App& app) {
   auto options = std::make_shared<SplitCliOptions>();
   SplitCliOptions& o = *options;
   CLI::App* sub = app.add_subcommand("split", "Cut an _int model into fragments for N nodes");
-  sub->add_option("file", o.file, "The _int xmodel to split")->required();
-  sub->add_option("--nodes", o.nodes, "Node slots")->required()->check(CLI::Range(1, 1024));
-  sub->add_option("--strategy", o.strategy, "experts, pipeline, replicate, hybrid or auto")
+  sub->add_option("file", o.file, "The _int xmodel to split (required)");
+  CLI::Option* nodes =
+      sub->add_option("--nodes", o.nodes, "Node slots (required)")->check(CLI::Range(1, 1024));
+  sub->add_option("--strategy", o.strategy, requestable_strategies_text())
       ->capture_default_str()
-      ->check(CLI::IsMember({"experts", "pipeline", "replicate", "hybrid", "auto"}));
+      ->check(CLI::IsMember(requestable_strategies()));
   sub->add_option("--replicas", o.replicas,
                   "hybrid: replicas of an experts, pipeline or pipelined-experts plan on "
                   "--nodes / R nodes each; 1: the pipelined experts alone (default: the best)")
@@ -312,9 +351,16 @@ Command add_split_command(CLI::App& app) {
                   "against the target's memory for models")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  sub->add_option("-o,--output", o.output, "The plan folder to write")->required();
-  sub->add_flag("--json", o.json, "Print the plan summary as one JSON object on stdout");
-  return {sub, [options] { return run_split(*options); }};
+  sub->add_option("-o,--output", o.output, "The plan folder to write (required)");
+  sub->add_flag("--json", o.json,
+                "Print the plan summary (or, with --list-strategies, the table) as one JSON "
+                "object on stdout");
+  sub->add_flag("--list-strategies", o.list_strategies,
+                "Print the strategy table (name, what it needs, the options it reads) and exit");
+  return {sub, [options, nodes] {
+            options->nodes_given = nodes->count();
+            return run_split(*options);
+          }};
 }
 
 }  // namespace dpushard::cli

@@ -1,26 +1,27 @@
-// dpushard worker --listen HOST:PORT --backend ref|cpu|sim [--cache DIR] [--token-file F]
-//                 [--threads T] [--queue N] [--max-frame-mb M] [--sim-numerics]
-//                 [--target FILE|kv260] [--name NAME] [--port-file F]
+// dpushard worker --listen HOST:PORT --backend NAME [--cache DIR] [--token-file F]
+//                 [--threads T] [--queue N] [--max-frame-mb M] [backend options]
+//                 [--name NAME] [--port-file F]
 // Serves plan fragments over TCP until SIGINT, SIGTERM or a SHUTDOWN message
 // (docs/protocol.md, docs/cluster.md). Logs go to stderr.
-// With --backend sim, --target picks the timing model (a built-in name or a target YAML
-// file, as `dpushard predict --target`); --sim-numerics also computes the real outputs (on
+// Each backend's own options come from its descriptor (dpushard/backend.hpp) and apply to that
+// backend only; sim's: --target picks the timing model (a built-in name or a target YAML
+// file, as `dpushard predict --target`), --sim-numerics also computes the real outputs (on
 // the cpu backend when built, else ref), otherwise outputs travel marked not computed.
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "dpushard/atomic_file.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/net.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/sim_backend.hpp"
 
 namespace dpushard::cli {
 namespace {
@@ -35,10 +36,18 @@ struct WorkerArgs {
   int threads = 0;  // 0: 1, or a sim worker's target's DPU cores
   std::uint32_t queue = 64;
   std::uint64_t max_frame_mb = 256;
-  bool sim_numerics = false;
-  bool sim_fail_frames = false;
-  std::string sim_target = "kv260";
-  bool target_given = false;
+  // The backends' own options given on the command line: backend name -> key -> value.
+  std::map<std::string, std::map<std::string, std::string>> backend_settings;
+  std::map<std::string, std::vector<std::string>> backend_flags;  // the flags given, by backend
+};
+
+// One backend option as a CLI option or flag, and what it holds once parsed.
+struct GivenOption {
+  std::string backend;
+  const BackendOptionSpec* spec = nullptr;
+  CLI::Option* option = nullptr;
+  std::string value;
+  bool flag = false;
 };
 
 // Writes the bound port for scripts and tests that listen on port 0 (temp file + rename).
@@ -54,25 +63,26 @@ int run_worker(const WorkerArgs& args) {
   const auto names = backend_names();
   if (std::find(names.begin(), names.end(), args.backend) == names.end())
     (void)make_backend(args.backend);  // throws, listing the known backends
-  int threads = args.threads > 0 ? args.threads : 1;
-  if (args.backend == "sim") {
-    // A bad name or file fails now, not per job. Frames run one per compute thread, so a
-    // board of several DPU cores (a ZCU102's 3) needs as many to run its fragments at once.
-    const Target target = resolve_target(args.sim_target);
-    if (args.threads == 0) threads = static_cast<int>(std::max<std::int64_t>(1, target.dpu_cores));
-  } else if (args.sim_numerics || args.target_given || args.sim_fail_frames) {
-    throw Error(
-        "worker: --sim-numerics, --sim-fail-frames and --target apply to --backend sim only");
-  }
   net::WorkerOptions options;
   options.listen = args.listen;
   options.backend = args.backend;
-  options.backend_options.sim_numerics = args.sim_numerics;
-  options.backend_options.sim_fail_frames = args.sim_fail_frames;
-  options.backend_options.sim_target = args.sim_target;
-  // One modeled board per worker: every fragment of every job here queues for its DPU.
-  if (args.backend == "sim")
-    options.backend_options.sim_board = make_sim_board(resolve_target(args.sim_target));
+  for (const auto& [backend, settings] : args.backend_settings) {
+    if (backend == args.backend) {
+      options.backend_options.settings = settings;
+      continue;
+    }
+    std::string given;
+    for (const auto& flag : args.backend_flags.at(backend))
+      given += (given.empty() ? "" : ", ") + flag;
+    const bool one = args.backend_flags.at(backend).size() == 1;
+    throw Error("worker: " + given + (one ? " applies" : " apply") + " to --backend " + backend +
+                " only");
+  }
+  // Once per worker: a bad option fails now, not per job; the shared state (sim: one modeled
+  // board every fragment of every job here queues for) and the suitable thread count.
+  const BackendSetup setup = prepare_backend(args.backend, options.backend_options);
+  options.backend_options.shared = setup.shared;
+  const int threads = args.threads > 0 ? args.threads : std::max(1, setup.threads);
   options.cache_dir = args.cache;
   options.threads = threads;
   options.queue_capacity = args.queue;
@@ -93,7 +103,8 @@ Command add_worker_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("worker", "Serve plan fragments over TCP");
   sub->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0: any free port)")
       ->required();
-  sub->add_option("--backend", args->backend, "Backend that runs the fragments")
+  sub->add_option("--backend", args->backend,
+                  "Backend that runs the fragments (" + backend_names_text(true) + ")")
       ->capture_default_str();
   sub->add_option("--cache", args->cache,
                   "Folder of the fragment cache (default: a temporary folder removed at exit)");
@@ -101,8 +112,9 @@ Command add_worker_command(CLI::App& app) {
                   "File holding the shared token peers must prove")
       ->check(CLI::ExistingFile);
   sub->add_option("--threads", args->threads,
-                  "Compute threads (default 1; sim: the target's DPU cores, so its fragments "
-                  "run as many frames at once as the modeled board)")
+                  "Compute threads (default: what the backend suits, 1 for most; sim: the "
+                  "target's DPU cores, so its fragments run as many frames at once as the "
+                  "modeled board)")
       ->check(CLI::Range(1, 1024));
   sub->add_option("--queue", args->queue, "Frames that may wait per fragment")
       ->capture_default_str()
@@ -111,20 +123,32 @@ Command add_worker_command(CLI::App& app) {
                   "Largest tensor or upload chunk accepted, in MiB")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
-  sub->add_flag("--sim-numerics", args->sim_numerics,
-                "sim: also compute the real outputs (else they are marked not computed)");
-  // Hidden (no group): a fault injection for the cluster tests, not for users.
-  sub->add_flag("--sim-fail-frames", args->sim_fail_frames,
-                "sim, tests only: every frame fails with a device error")
-      ->group("");
-  CLI::Option* target =
-      sub->add_option("--target,--sim-target", args->sim_target,
-                      "sim: timing model, a built-in target name or a target YAML file")
-          ->capture_default_str();
+  // Every backend's own options, from its descriptor; each applies to its backend only.
+  auto given = std::make_shared<std::vector<GivenOption>>();
+  for (const auto& descriptor : backend_descriptors())
+    for (const BackendOptionSpec& spec : descriptor->options) {
+      GivenOption g;
+      g.backend = descriptor->name;
+      g.spec = &spec;
+      given->push_back(std::move(g));
+    }
+  for (GivenOption& g : *given) {
+    g.option = g.spec->flag ? sub->add_flag(g.spec->flags, g.flag, g.spec->help)
+                            : sub->add_option(g.spec->flags, g.value, g.spec->help);
+    if (!g.spec->flag) g.option->default_str(g.spec->default_value);
+    if (g.spec->hidden) g.option->group("");
+  }
   sub->add_option("--name", args->name, "Name in logs and handshakes (default worker@HOST:PORT)");
   sub->add_option("--port-file", args->port_file, "Write the port listened on to this file");
-  return {sub, [args, target] {
-            args->target_given = target->count() > 0;
+  // The descriptors stay alive with `given` (the registry hands out shared pointers).
+  return {sub, [args, given, keep = backend_descriptors()] {
+            for (const GivenOption& g : *given)
+              if (g.option->count() > 0) {
+                args->backend_settings[g.backend][g.spec->key] =
+                    g.spec->flag ? (g.flag ? "true" : "false") : g.value;
+                args->backend_flags[g.backend].push_back(
+                    g.spec->flags.substr(0, g.spec->flags.find(',')));
+              }
             return run_worker(*args);
           }};
 }

@@ -22,6 +22,7 @@ Command add_report_command(CLI::App& app);
 Command add_split_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
 Command add_worker_command(CLI::App& app);
+Command add_backends_command(CLI::App& app);
 Command add_oracle_command(CLI::App& app);
 Command add_serve_command(CLI::App& app);
 Command add_plan_command(CLI::App& app);

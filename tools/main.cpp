@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
       dpushard::cli::add_plan_command(app),
       dpushard::cli::add_run_command(app),
       dpushard::cli::add_worker_command(app),
+      dpushard::cli::add_backends_command(app),
       dpushard::cli::add_oracle_command(app),
       dpushard::cli::add_serve_command(app),
   };

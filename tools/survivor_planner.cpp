@@ -159,10 +159,11 @@ SurvivorPlanner::Outcome SurvivorPlanner::make(const std::vector<std::size_t>& n
                                                      : target.model_memory_bytes);
     }
   }
+  const std::string chooser(strategy_name(Strategy::Auto));  // the planner's choice
   const std::string requested =
-      plan_.requested_strategy.empty() ? "auto" : plan_.requested_strategy;
+      plan_.requested_strategy.empty() ? chooser : plan_.requested_strategy;
   std::vector<std::string> strategies{requested};
-  if (requested != "auto") strategies.push_back("auto");  // e.g. experts needs more nodes
+  if (!strategy_chooses(requested)) strategies.push_back(chooser);  // e.g. experts: more nodes
   Outcome outcome;
   for (const std::string& strategy : strategies) {
     try {

@@ -67,7 +67,7 @@ Plan ensure_plan(const SweepOptions& o, const std::string& size, int nodes,
     SplitOptions split;
     split.nodes = nodes;
     // One node: the whole model as one fragment, whatever the strategy.
-    split.strategy = parse_strategy(nodes == 1 ? "replicate" : strategy);
+    split.strategy = parse_strategy(nodes == 1 ? baseline_strategy() : strategy);
     split.objective = parse_objective(o.objective);
     split.link_gbps = link_gbps;
     split.model_file = model_file.string();

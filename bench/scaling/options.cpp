@@ -6,6 +6,10 @@
 #include <iostream>
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dpushard/strategy_table.hpp"
 
 #ifndef DPUSHARD_GIT_REVISION
 #define DPUSHARD_GIT_REVISION "unknown"
@@ -102,7 +106,7 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
       ->check(CLI::Range(1, 1024));
   app.add_option("--strategies", o.strategies, "Split strategies for more than one node")
       ->delimiter(',')
-      ->check(CLI::IsMember({"experts", "pipeline", "replicate", "hybrid", "auto"}))
+      ->check(CLI::IsMember(requestable_strategies()))
       ->capture_default_str();
   std::vector<std::string> node_strategies, node_sizes;
   app.add_option("--node-strategies", node_strategies,
@@ -199,9 +203,10 @@ SweepOptions parse_sweep_options(const std::string& family, int argc, char** arg
     std::exit(app.exit(e));
   }
   try {
+    const std::vector<std::string> strategies = requestable_strategies();
     parse_per_node("--node-strategies", node_strategies,
-                   {"experts", "pipeline", "replicate", "hybrid", "auto"},
-                   "experts, pipeline, replicate, hybrid, auto", o.node_strategies);
+                   std::set<std::string>(strategies.begin(), strategies.end()),
+                   requestable_strategies_text(), o.node_strategies);
     const std::set<std::string> sizes(o.sizes.begin(), o.sizes.end());
     parse_per_node("--node-sizes", node_sizes, sizes, "--sizes", o.node_sizes);
   } catch (const std::invalid_argument& e) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "dpushard/strategy_table.hpp"
+
 namespace dpushard::bench {
 
 struct SweepOptions {
@@ -20,7 +22,7 @@ struct SweepOptions {
   std::vector<std::string> sizes = {"5M", "10M", "20M", "50M", "100M", "200M"};
   std::vector<int> node_counts;  // empty: 1 to the cluster's size
   // experts, pipeline, replicate, hybrid, auto (the planner's choice for `objective`)
-  std::vector<std::string> strategies = {"experts", "pipeline", "replicate"};
+  std::vector<std::string> strategies = plain_strategies();
   // Per node count, in place of `strategies` / `sizes` on that many nodes (--node-strategies
   // 4=hybrid,replicate,auto --node-sizes 4=10M,20M): a wide count swept for a subset only.
   std::map<int, std::vector<std::string>> node_strategies;

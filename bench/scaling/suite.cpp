@@ -11,6 +11,8 @@
 #include <set>
 #include <vector>
 
+#include "dpushard/backend.hpp"
+#include "dpushard/builtin_backends.hpp"
 #include "dpushard/cluster.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/ethernet_link.hpp"
@@ -277,7 +279,7 @@ bool same_plan(const Plan& a, const Plan& b) {
 // the fallback under the requested name would report a plan that does not exist, so the
 // configuration says why instead. Empty when the plan is what was asked for.
 std::string not_possible_reason(const Plan& plan, const std::string& requested) {
-  if (requested == "auto" || plan.nodes == 1) return "";
+  if (strategy_chooses(requested) || plan.nodes == 1) return "";
   for (const auto& a : plan.adjustments)
     if (a.kind == "fallback") return a.reason;
   if (plan.strategy != requested)
@@ -289,7 +291,7 @@ std::string not_possible_reason(const Plan& plan, const std::string& requested) 
 // when no other configuration has it (a hybrid factorisation the hybrid row did not take).
 void resolve_auto(std::vector<std::unique_ptr<Config>>& group) {
   for (auto& a : group) {
-    if (a->strategy != "auto" || !a->error.empty()) continue;
+    if (!strategy_chooses(a->strategy) || !a->error.empty()) continue;
     a->planner_choice = true;
     for (auto& other : group) {
       if (other.get() == a.get() || !other->error.empty()) continue;
@@ -360,10 +362,11 @@ void prepare(Suite& s) {
         for (const auto& scenario : o.scenarios) {
           // Server: one node (unless --no-server-one-node), and replicate and auto (the
           // planner's choice) on the most nodes.
-          const bool server_here = c->nodes == 1 ? o.server_one_node
-                                                 : c->nodes == counts.back() &&
-                                                       (c->strategy == "replicate" ||
-                                                        c->strategy == "auto" || c->planner_choice);
+          const bool server_here = c->nodes == 1
+                                       ? o.server_one_node
+                                       : c->nodes == counts.back() &&
+                                             (strategy_is_baseline(c->strategy) ||
+                                              strategy_chooses(c->strategy) || c->planner_choice);
           if (scenario == "Server" && !server_here) continue;
           auto sc = std::make_unique<Config>(*c);
           schedule(o, *sc, scenario);
@@ -626,7 +629,7 @@ void add_context(const Suite& s) {
   benchmark::AddCustomContext("git_revision", o.git_revision);
   benchmark::AddCustomContext("backend", backend);
   benchmark::AddCustomContext("target", joined(targets));
-  benchmark::AddCustomContext("timing", backend == "sim" ? "modeled" : "measured");
+  benchmark::AddCustomContext("timing", s.modeled ? "modeled" : "measured");
   benchmark::AddCustomContext("link_gbps", fixed(s.cluster.link_gbps, 3));
   benchmark::AddCustomContext("link_latency_us", fixed(s.cluster.link_latency_us, 0));
   benchmark::AddCustomContext("link_emulation", s.link_paced ? "paced" : "off");
@@ -712,6 +715,7 @@ int run_scaling_suite(const std::string& family, int argc, char** argv) {
   Suite s;
   try {
     s.options = parse_sweep_options(family, argc, argv, repetitions);
+    register_builtin_backends();  // cluster.yaml's backends and their traits (the registry)
     s.cluster = cluster::read_cluster_config(s.options.cluster_file);
     SweepOptions& o = s.options;
     const int size = static_cast<int>(s.cluster.nodes.size());
@@ -727,8 +731,10 @@ int run_scaling_suite(const std::string& family, int argc, char** argv) {
     for (const auto& node : s.cluster.nodes)
       backends.push_back(node.backend.empty() ? "any" : node.backend);
     s.link_paced = cluster::link_is_paced(s.cluster, backends);
-    s.modeled = std::all_of(backends.begin(), backends.end(),
-                            [](const std::string& b) { return b == "sim"; });
+    s.modeled = std::all_of(backends.begin(), backends.end(), [](const std::string& b) {
+      const auto descriptor = find_backend(b);  // "any": not known, so not modeled
+      return descriptor && descriptor->traits.models_time;
+    });
     s.progress = std::make_unique<Progress>(family, o.progress_file);
     prepare(s);
     double weight = 0;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 
+#include "dpushard/builtin_backends.hpp"
 #include "dpushard/cluster.hpp"
 #include "dpushard/net.hpp"
 #include "dpushard/plan_format.hpp"
@@ -25,6 +26,12 @@ std::string error_of(const std::string& yaml, const std::filesystem::path& dir =
   }
   return "accepted";
 }
+
+// cluster.yaml names backends the registry knows: every built-in one, as in the program.
+[[maybe_unused]] const bool kBackendsRegistered = [] {
+  dpushard::register_builtin_backends();
+  return true;
+}();
 
 TEST(ClusterConfig, ReadsNodesLinkAndToken) {
   const auto dir = std::filesystem::temp_directory_path() / "dpushard-cluster-config-test";

@@ -4,9 +4,10 @@ reads it, has four workers on 127.0.0.1:7701-7704 (a hybrid plan needs at least 
 nodes), sweeps 1 to 4 nodes, and sweeps 4 nodes for a subset that lets the report set the
 hybrid against one board and against replicate: hybrid, replicate and auto, at sizes of
 dpushard_sizes; every other node count sweeps every strategy of dpushard_strategies that
-the common role's defaults name (the subset keys only 4).
+the common role's defaults name (the subset keys only 4), which must be every strategy the
+program offers (`dpushard split --list-strategies --json`).
 
-  local_inventory.py SOURCE_DIR
+  local_inventory.py SOURCE_DIR DPUSHARD
 """
 import json
 import pathlib
@@ -16,6 +17,9 @@ import sys
 import yaml
 
 src = pathlib.Path(sys.argv[1])
+offered = [s["name"] for s in json.loads(subprocess.run(
+    [sys.argv[2], "split", "--list-strategies", "--json"],
+    check=True, capture_output=True, text=True).stdout)["strategies"] if s["requestable"]]
 inventory = json.loads(subprocess.run(
     ["ansible-inventory", "-i", str(src / "inventories/local"), "--list"],
     check=True, capture_output=True, text=True, cwd=src).stdout)
@@ -46,7 +50,7 @@ if [str(s) for s in v["dpushard_sizes"]] != regime:
 if v.get("dpushard_zoo_weights", defaults["dpushard_zoo_weights"]) is not False:
     errors.append("dpushard_zoo_weights is not false: the sim workers compute no numerics")
 all_strategies = v.get("dpushard_strategies", defaults["dpushard_strategies"])
-if not {"experts", "pipeline", "replicate", "hybrid", "auto"} <= set(all_strategies):
+if not set(offered) <= set(all_strategies):
     errors.append(f"1 to 3 nodes sweep {all_strategies}, not every strategy")
 for e in errors:
     print(f"local_inventory: FAILED: {e}", file=sys.stderr)

@@ -1,5 +1,6 @@
 // The sim backend: frames complete after the modeled time (steady clock), concurrent frames
-// queue on the one modeled engine, outputs are marked not computed unless sim_numerics.
+// queue on the one modeled engine, outputs are marked not computed unless its "numerics" option is
+// set.
 
 #include <gtest/gtest.h>
 
@@ -42,7 +43,7 @@ Graph small_model() {
 class SimBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    register_builtin_backends();  // sim, and cpu for sim_numerics where built
+    register_builtin_backends();  // sim, and cpu for its numerics where built
     use_target({});
   }
 
@@ -59,7 +60,7 @@ class SimBackendTest : public ::testing::Test {
     }
     target_file_ = (*dir_ / ("slow" + std::to_string(++targets_) + ".yaml")).string();
     testing::write_bytes(target_file_, yaml);
-    options_.sim_target = target_file_;
+    options_.settings["target"] = target_file_;
   }
 
   // Wall time of `frames` frames run from `threads` threads at once (frames / threads each).
@@ -194,7 +195,7 @@ TEST_F(SimBackendTest, FragmentsSharingABoardQueueForItsDpu) {
   EXPECT_LT(apart, 1.7 * dpu_ms);  // slack for a busy machine, far from 2 x
 
   BackendOptions shared = options_;
-  shared.sim_board = make_sim_board(resolve_target(target_file_));
+  shared.shared = make_sim_board(resolve_target(target_file_));
   auto shared_a = loaded(shared);
   auto shared_b = loaded(shared);
   const double together = both_at_once(*shared_a, *shared_b);
@@ -251,7 +252,7 @@ TEST_F(SimBackendTest, OutputsHaveShapesButAreNotComputed) {
 
 TEST_F(SimBackendTest, SimNumericsComputesWhatRefComputes) {
   BackendOptions options = options_;
-  options.sim_numerics = true;
+  options.settings["numerics"] = "true";
   auto sim = loaded(options);
   auto ref = make_backend("ref");
   ref->load(model_);
@@ -281,7 +282,7 @@ TEST_F(SimBackendTest, BadInputsAndTargetsAreErrors) {
   }
   EXPECT_THROW(sim->run({}), Error);
   BackendOptions bad = options_;
-  bad.sim_target = "nowhere";
+  bad.settings["target"] = "nowhere";
   EXPECT_THROW(loaded(bad), Error);
   EXPECT_THROW(make_backend("sim", options_)->run(inputs()), Error);  // run before load
 }

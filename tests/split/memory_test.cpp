@@ -196,7 +196,7 @@ TEST(ZooWithoutWeights, ExecRefusesItWithOneLine) {
   BackendOptions timing_only;
   EXPECT_NO_THROW(make_backend("sim", timing_only)->load(model));
   BackendOptions numerics;
-  numerics.sim_numerics = true;
+  numerics.settings["numerics"] = "true";
   EXPECT_THAT(error_of([&] { make_backend("sim", numerics)->load(model); }),
               HasSubstr("written without weights"));
 }

@@ -176,7 +176,7 @@ TEST_P(WeightlessFragments, AreRefusedInOneLineByEveryBackendThatComputes) {
   ASSERT_TRUE(std::any_of(computing.begin(), computing.end(),
                           [](const auto& b) { return b.first == "ref"; }));
   BackendOptions numerics;
-  numerics.sim_numerics = true;
+  numerics.settings["numerics"] = "true";
   computing.emplace_back("sim", numerics);
   for (const auto& [name, options] : computing) {
     const std::string msg = error_of([&] { make_backend(name, options)->load(fragment); });

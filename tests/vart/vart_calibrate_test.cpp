@@ -168,7 +168,7 @@ TEST_F(Calibrate, RecoversTheInjectedFiguresWithinFivePercent) {
   EXPECT_EQ(split.status, 0) << split.err;
   register_builtin_backends();
   BackendOptions options;
-  options.sim_target = target.string();
+  options.settings["target"] = target.string();
   const auto sim = make_backend("sim", options);
   sim->load(cnn);
   std::vector<QTensor> inputs;

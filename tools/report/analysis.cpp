@@ -4,24 +4,27 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
 
+#include "dpushard/backend.hpp"
+#include "dpushard/builtin_backends.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/strategy_table.hpp"
 
 namespace dpushard::report {
 namespace {
 
-const std::vector<std::string> kStrategyOrder = {"experts", "pipeline", "replicate", "hybrid",
-                                                 "auto"};
-
 int strategy_rank(const std::string& s) {
-  const auto it = std::find(kStrategyOrder.begin(), kStrategyOrder.end(), s);
-  return it == kStrategyOrder.end() ? static_cast<int>(kStrategyOrder.size())
-                                    : static_cast<int>(it - kStrategyOrder.begin());
+  // The strategy table's order (dpushard/strategy_table.hpp); names it lacks go last.
+  const auto& table = strategy_table();
+  const auto it = std::find_if(table.begin(), table.end(),
+                               [&](const StrategyInfo& info) { return info.name == s; });
+  return static_cast<int>(it - table.begin());
 }
 
 std::string suites_backend(const RunResults& results) {
@@ -154,7 +157,7 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
 
   for (auto& row : fa.rows) {
     if (row.m.failed || row.m.nodes == 1) continue;
-    const Row* rep = fa.find(row.m.size, row.m.nodes, "replicate");
+    const Row* rep = fa.find(row.m.size, row.m.nodes, baseline_strategy());
     if (rep && !rep->m.failed && rep->m.fps > 0) row.vs_replicate = row.m.fps / rep->m.fps;
   }
 
@@ -206,15 +209,34 @@ const Row* FamilyAnalysis::find(const std::string& size, int nodes,
   return nullptr;
 }
 
-bool backend_is_modeled(const std::string& backend) { return backend == "sim"; }
+// The backend's descriptor (dpushard/backend.hpp): every built-in backend, and vart's
+// description on a host without VART, so that results from a board are labelled too.
+namespace {
+std::shared_ptr<const BackendDescriptor> descriptor_of(const std::string& backend) {
+  register_builtin_backends();  // idempotent: the report may run without the CLI's main()
+  return find_backend(backend);
+}
+}  // namespace
+
+bool backend_is_modeled(const std::string& backend) {
+  const auto d = descriptor_of(backend);
+  return d && d->traits.models_time;
+}
 
 std::string timing_label(const std::string& backend) {
-  if (backend == "sim")
-    return "sim backend: each node takes the KV260 timing model's time per fragment; the "
-           "tensors really travel between the worker processes";
-  if (backend == "vart") return "vart backend: the KV260 DPU";
-  if (backend == "cpu" || backend == "ref") return backend + " backend on the host CPU, not a DPU";
-  return "backend " + backend;
+  const auto d = descriptor_of(backend);
+  if (!d) return "backend " + backend;
+  switch (d->traits.device) {
+    case DeviceKind::ModeledDpu:
+      return backend +
+             " backend: each node takes the KV260 timing model's time per fragment; the "
+             "tensors really travel between the worker processes";
+    case DeviceKind::Dpu:
+      return backend + " backend: the KV260 DPU";
+    case DeviceKind::HostCpu:
+      break;
+  }
+  return backend + " backend on the host CPU, not a DPU";
 }
 
 BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*metric,

@@ -9,6 +9,7 @@
 
 #include "dpushard/atomic_file.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/strategy_table.hpp"
 
 extern char** environ;
 
@@ -20,7 +21,7 @@ using nlohmann::json;
 std::string config_label(int nodes, const std::string& strategy) {
   if (nodes == 1) return "1 node";
   return std::to_string(nodes) + " nodes, " + strategy +
-         (strategy == "replicate" ? " (data parallel)" : "");
+         (strategy_is_baseline(strategy) ? " (data parallel)" : "");
 }
 
 json series_for(const FamilyAnalysis& fa, int nodes, const std::string& strategy,
@@ -38,6 +39,7 @@ json series_for(const FamilyAnalysis& fa, int nodes, const std::string& strategy
           {"x", x},
           {"y", y},
           {"color_key", nodes == 1 ? std::string("baseline") : strategy},
+          {"color", nodes == 1 ? std::string() : strategy_color(strategy)},
           {"marker_key", std::to_string(nodes)},
           {"dashed", dashed}};
 }
@@ -83,7 +85,7 @@ json figure_specs(const Analysis& a) {
       if (n == 1) continue;
       for (const auto& s : fa.strategies) {
         const std::string label = config_label(n, s);
-        const bool baseline = s == "replicate";
+        const bool baseline = strategy_is_baseline(s);
         speedup["series"].push_back(series_for(
             fa, n, s, label, [](const Row& r) { return r.has_baseline ? r.speedup : -1; },
             baseline));

@@ -1,5 +1,7 @@
 #include "markdown.hpp"
 
+#include "dpushard/strategy_table.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -91,7 +93,7 @@ std::string run_value(const RunResults& r, const std::string& key, const std::st
 std::string strategy_text(const Measurement& m) {
   std::string text = m.strategy;
   if (!m.plan_label.empty() && m.plan_label != m.strategy && m.nodes > 1 && !m.not_possible)
-    text = m.strategy == "hybrid" ? m.plan_label : m.strategy + ": " + m.plan_label;
+    text = strategy_is_composite(m.strategy) ? m.plan_label : m.strategy + ": " + m.plan_label;
   if (m.planner_choice) text += " ★";
   return text;
 }
@@ -206,7 +208,7 @@ void busy_machine_warning(std::ostringstream& md, const Analysis& a) {
 // planner's choice (auto measured once, as the strategy whose plan it is).
 bool swept(const FamilyAnalysis& fa, int n, const std::string& s) {
   return std::any_of(fa.rows.begin(), fa.rows.end(), [&](const Row& r) {
-    return r.m.nodes == n && (r.m.strategy == s || (s == "auto" && r.m.planner_choice));
+    return r.m.nodes == n && (r.m.strategy == s || (strategy_chooses(s) && r.m.planner_choice));
   });
 }
 
@@ -263,7 +265,7 @@ void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
                       const std::vector<BreakEven>& table, double min_gain, double noise_margin) {
   md << "| nodes |";
   for (const auto& s : fa.strategies)
-    md << " " << s << (s == "replicate" ? " (data-parallel baseline)" : "") << " |";
+    md << " " << s << (strategy_is_baseline(s) ? " (data-parallel baseline)" : "") << " |";
   md << "\n|---|";
   for (std::size_t i = 0; i < fa.strategies.size(); ++i) md << "---|";
   md << "\n";

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis.hpp"
 #include "dpushard/error.hpp"
 
 namespace dpushard::report {
@@ -266,8 +267,10 @@ std::string render_node_loss_section(const NodeLossBenchmark& b) {
      << " % of the survivors' plan's prediction: "
      << (any_loss ? met(prediction_ok) : "no loss recorded")
      << "; every frame delivered exactly once and in order: " << met(frames_ok) << ".";
-  if (b.workers.rfind("sim", 0) == 0)
-    md << " The workers are `sim`: their compute time is modeled, the tensors really cross the "
+  const std::string workers_backend = b.workers.substr(0, b.workers.find(' '));  // "sim (kv260)"
+  if (backend_is_modeled(workers_backend))
+    md << " The workers are `" << workers_backend
+       << "`: their compute time is modeled, the tensors really cross the "
           "paced link between the processes.";
   md << "\n\n";
   return md.str();

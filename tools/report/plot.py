@@ -20,14 +20,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import matplotlib.ticker  # noqa: E402
 
-COLORS = {
-    "baseline": "black",
-    "experts": "tab:blue",
-    "pipeline": "tab:orange",
-    "replicate": "tab:gray",
-    "hybrid": "tab:green",
-    "auto": "tab:red",
-}
+# A series' colour is the spec's "color" (a strategy's, from the strategy table in
+# core/src/plan/strategy_table.cpp); without one, by its color_key.
+COLORS = {"baseline": "black"}
 OTHER_COLORS = ["tab:purple", "tab:brown", "tab:pink", "tab:olive"]
 MARKERS = {"1": "o", "2": "o", "3": "s", "4": "^", "5": "D", "6": "v", "7": "P", "8": "X", "12": "*", "16": "h"}
 
@@ -51,7 +46,7 @@ def draw(figure, results_dir):
             series["x"],
             series["y"],
             label=series["label"],
-            color=color_of(series.get("color_key", ""), assigned),
+            color=series.get("color") or color_of(series.get("color_key", ""), assigned),
             marker=MARKERS.get(series.get("marker_key", ""), "o"),
             linestyle="--" if series.get("dashed") else "-",
             linewidth=1.5,

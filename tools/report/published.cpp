@@ -1,5 +1,7 @@
 #include "published.hpp"
 
+#include "dpushard/strategy_table.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -79,8 +81,8 @@ std::string components(const FamilyAnalysis& fa, const Row& r, double link_gbps)
       wire += " (" + figure_text(m.node_bytes_per_frame * 8 / (link_gbps * 1e9) * 1e3, 2) +
               " ms at " + figure_text(link_gbps, 0) + " Gbit/s; float32 would be 4× that)";
     parts.push_back(wire);
-  } else if (m.strategy == "replicate") {
-    parts.push_back("no tensor between nodes (replicate: whole copies)");
+  } else if (strategy_is_baseline(m.strategy)) {
+    parts.push_back("no tensor between nodes (" + m.strategy + ": whole copies)");
   }
   if (m.busiest_node_share > 0)
     parts.push_back("the split: the busiest node holds " +

@@ -38,10 +38,12 @@ std::string render_serve_section(const FamilyAnalysis& fa, const std::vector<Ser
         "workers. **Overhead per request**: serve's p50 / p99 with requests arriving at the "
         "in-process Server rate, minus the in-process orchestrator's at that rate (HTTP, JSON "
         "header, serve's queue and the hand-off to the orchestrator's stream).";
-  bool timing_only = false;
-  for (const ServeSearch* s : mine) timing_only = timing_only || s->backend == "sim";
-  if (timing_only)
-    md << " The workers run `sim`: serve ran with `--timing-only`, its answers the zeros of "
+  std::string timing_only;  // a backend that only times its frames (sim), if the workers ran one
+  for (const ServeSearch* s : mine)
+    if (backend_is_modeled(s->backend)) timing_only = s->backend;
+  if (!timing_only.empty())
+    md << " The workers run `" << timing_only
+       << "`: serve ran with `--timing-only`, its answers the zeros of "
           "outputs the workers only timed (marked `\"computed\": false`).";
   md << "\n\n"
      << "| size | nodes | strategy | p99 bound ms | in-process fps | its p50 / p99 ms | serve fps "

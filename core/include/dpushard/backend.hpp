@@ -1,11 +1,13 @@
 #pragma once
-// One execution interface, several implementations (ref, cpu, sim, vart), chosen by name.
-// Every backend is tested against `ref` by the same parametrised test (tests/exec/
-// backends_test.cpp): cpu and sim always, vart on the VART double where tests/vart builds it.
+// One execution interface, several implementations, each registered once with a descriptor
+// (name, factory, device probe, traits, its own options) and chosen by name. Code that needs
+// to know what a backend does asks its traits, never its name (docs/extending.md). Every
+// backend is tested against `ref` by the same parametrised test (tests/exec/backends_test.cpp).
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -18,8 +20,6 @@
 
 namespace dpushard {
 
-struct SimBoard;  // dpushard/sim_backend.hpp
-
 // One frame's tensors in memory a backend owns (Backend::frame_memory): vart's memory shared
 // with its DPU process. Each span is one tensor's dense int8 bytes, sized to its shape.
 struct FrameMemory {
@@ -27,19 +27,19 @@ struct FrameMemory {
   std::vector<std::span<const std::int8_t>> outputs;  // graph.outputs() order
 };
 
+// State every backend of one name in a process shares, made once by its descriptor's
+// prepare() (sim: the modeled board whose DPU all of a worker's fragments queue for).
+struct BackendShared {
+  virtual ~BackendShared() = default;
+};
+
 struct BackendOptions {
   int threads = 1;  // worker threads for backends that use them (cpu)
-  // sim: also compute the real outputs (with the cpu backend, or ref without it); without
-  // it outputs have the right shapes but are marked QTensor::computed = false.
-  bool sim_numerics = false;
-  std::string sim_target = "kv260";  // sim: a built-in target name or a target YAML file
-  // sim: the modeled board (DPU cores, A53 cores, network thread) whose time this backend's
-  // frames reserve, shared by every fragment a worker runs as they share one KV260; null:
-  // a board of its own (make_sim_board in dpushard/sim_backend.hpp).
-  std::shared_ptr<SimBoard> sim_board;
-  // sim, for tests only (`worker --sim-fail-frames`): every frame fails with a DeviceError,
-  // as a board whose DPU keeps failing would, so a cluster's handling of it can be tested.
-  bool sim_fail_frames = false;
+  // The backend's own options, by the keys its descriptor lists (BackendDescriptor::options;
+  // sim: numerics, target, fail-frames). make_backend refuses a key the backend does not list.
+  std::map<std::string, std::string> settings;
+  // From the descriptor's prepare(); null: the backend makes its own.
+  std::shared_ptr<BackendShared> shared;
 };
 
 class Backend {
@@ -84,12 +84,6 @@ class Backend {
   virtual std::uint32_t runner_batch() const { return 0; }
 };
 
-// Backends that live outside dpushard_exec (sim needs the timing model, a sibling module)
-// add themselves at startup through this hook; see docs/perf.md. A second registration of
-// a name replaces the first.
-using BackendFactory = std::function<std::unique_ptr<Backend>(const BackendOptions&)>;
-void register_backend(const std::string& name, BackendFactory factory);
-
 // The accelerator a backend runs on, as a worker reports it in its handshake
 // (docs/protocol.md): for vart the DPU's fingerprint (what `xdputil query` reports and what a
 // compiled subgraph's `dpu_fingerprint` must equal) and the runner's batch. Backends without
@@ -99,9 +93,99 @@ struct DeviceInfo {
   std::uint32_t dpu_batch = 0;        // 0: not known
   bool operator==(const DeviceInfo&) const = default;
 };
+
+using BackendFactory = std::function<std::unique_ptr<Backend>(const BackendOptions&)>;
 using DeviceProbe = std::function<DeviceInfo(const BackendOptions&)>;
-// Registers how to ask backend `name` for its device (once, at startup, with the backend).
-void register_device_probe(const std::string& name, DeviceProbe probe);
+
+// What a backend does with a compiled xmodel (vai_c_xir's output: `*-fix` ops, DPU
+// subgraphs). The one answer to "does it run compiled files?" (docs/extending.md).
+enum class CompiledModels {
+  Lowered,   // runs `_int` ops; a compiled file is lowered to them first (lower_compiled.hpp)
+  Accepted,  // loads a compiled file as it is, and `_int` files too (sim times either)
+  Required,  // runs compiled files only: a cluster ships its node the compiled fragments
+};
+
+// Where a backend's frames run, as the report and the bench label their times.
+enum class DeviceKind {
+  HostCpu,     // the host's own CPU (ref, cpu): measured, not a DPU's time
+  ModeledDpu,  // no device: the timing model's time for a target (sim)
+  Dpu,         // a real DPU (vart)
+};
+
+struct BackendTraits {
+  CompiledModels compiled = CompiledModels::Lowered;
+  DeviceKind device = DeviceKind::HostCpu;
+  // Frames take the timing model's time, not the host's: times are modeled, and outputs
+  // may be marked not computed (QTensor::computed) unless the backend is asked for them.
+  bool models_time = false;
+  // Reads a target (a built-in name or a target YAML, `dpushard predict --target`): the
+  // option keyed "target" in its settings, and a cluster.yaml node's `target`.
+  bool needs_target = false;
+  // Computes the DPU's outputs bit-identically to `ref` (the conformance test holds it to
+  // that; sim does with its "numerics" option). False: outputs are placeholders.
+  bool computes_outputs = true;
+};
+
+// One of a backend's own options: a key of BackendOptions::settings, and the command-line
+// flag(s) that set it on the commands that make that backend (`worker`).
+struct BackendOptionSpec {
+  std::string key;            // "numerics"
+  std::string flags;          // CLI11 names: "--sim-numerics", "--target,--sim-target"
+  std::string help;           // one line
+  std::string default_value;  // as text; "false" for a flag
+  bool flag = false;          // given without a value: "true" when present
+  bool hidden = false;        // for tests only: not in --help
+};
+
+// Once per process, before a backend of this name is made for serving (a worker): checks the
+// settings (a bad target fails now, not per job), makes the shared state and says how many
+// compute threads suit the backend when none were asked for.
+struct BackendSetup {
+  std::shared_ptr<BackendShared> shared;
+  int threads = 1;
+};
+using BackendPrepare = std::function<BackendSetup(const BackendOptions&)>;
+
+// One registration per backend (docs/extending.md, "A backend").
+struct BackendDescriptor {
+  std::string name;     // what --backend and cluster.yaml call it
+  std::string summary;  // one line: where its frames run ("the host CPU, oneDNN int8")
+  BackendTraits traits;
+  std::vector<BackendOptionSpec> options;  // its own options; none is shared with another
+  // The factory; null: the backend is known but not built here (`not_built` says how), so
+  // cluster.yaml and results may still name it and its traits still answer.
+  BackendFactory make;
+  std::string not_built;
+  // Availability: the device it runs on (null: no device, zeros). Throws dpushard::Error when
+  // the device cannot be read (a vart worker without a DPU).
+  DeviceProbe probe;
+  BackendPrepare prepare;  // null: no shared state, one thread
+};
+
+// Adds a backend (once, at startup: register_builtin_backends() in dpushard/
+// builtin_backends.hpp). A second registration of a name replaces the first. `ref` and the
+// description of `vart` are there from the start (they live in dpushard_exec).
+void register_backend(BackendDescriptor descriptor);
+// The descriptor of `name`; null when no backend of that name is known.
+std::shared_ptr<const BackendDescriptor> find_backend(std::string_view name);
+// The descriptor of `name`; throws dpushard::Error listing the known names.
+std::shared_ptr<const BackendDescriptor> backend_descriptor(std::string_view name);
+// Every known backend, built here or not, in registration order.
+std::vector<std::shared_ptr<const BackendDescriptor>> backend_descriptors();
+// The traits of `name`; throws dpushard::Error listing the known names.
+BackendTraits backend_traits(std::string_view name);
+// "cpu, ref, sim, vart": every known name, or only those built here, sorted.
+std::string backend_names_text(bool built_only);
+// A backend's settings as its options give them: every key listed, defaults filled in.
+// Throws dpushard::Error naming the backend for a key it does not list.
+std::map<std::string, std::string> backend_settings(std::string_view name,
+                                                    const BackendOptions& options);
+// The settings value `key` as a boolean ("true"/"false"); throws naming `backend`.
+bool setting_flag(const std::map<std::string, std::string>& settings, const std::string& key,
+                  std::string_view backend);
+// prepare() of backend `name` (a default BackendSetup when it has none).
+BackendSetup prepare_backend(std::string_view name, const BackendOptions& options);
+
 // The device backend `name` runs on; zeros for a backend without a probe. Throws
 // dpushard::Error when the probe cannot read the device (a vart worker without a DPU).
 DeviceInfo probe_device(std::string_view name, const BackendOptions& options = {});
@@ -110,9 +194,10 @@ std::string fingerprint_text(std::uint64_t fingerprint);
 // Parses "0x..." hex (or decimal); throws dpushard::Error naming `what` on bad input.
 std::uint64_t parse_fingerprint(std::string_view text, std::string_view what);
 
-// Names of the backends compiled into this build ("ref", "cpu", ...).
+// Names of the backends built into this program ("ref", "cpu", ...).
 std::vector<std::string> backend_names();
-// Creates a backend by name; throws dpushard::Error listing the known names.
+// Creates a backend by name; throws dpushard::Error listing the known names, or saying how
+// to build a backend that is known but not built here.
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options = {});
 
 // The int8 input specs of a graph (name = data op's fix op, shape, fix_point), in order. In

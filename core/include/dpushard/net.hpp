@@ -18,7 +18,7 @@ namespace dpushard::net {
 struct WorkerOptions {
   std::string listen = "127.0.0.1:0";  // HOST:PORT; port 0 picks a free one
   std::string backend = "ref";
-  BackendOptions backend_options;  // sim_numerics, sim_target; threads are set per fragment
+  BackendOptions backend_options;  // the backend's settings and shared state; threads per fragment
   // The DPU reported in the handshake; empty: probe_device(backend) when the worker starts.
   std::optional<DeviceInfo> device;
   std::filesystem::path cache_dir;    // empty: a private temporary folder removed at exit

@@ -10,11 +10,18 @@
 // first free of `host.cores` A53 cores; its TCP time (net_ms) on the one network thread runs
 // alongside. One caller at a time sees max(dpu + cpu + host, net) per frame (worker_ms);
 // several concurrent callers see the steady-state rate (frame_ms). run() returns at that
-// deadline on the steady clock. Options: BackendOptions::sim_target, sim_numerics, sim_board.
+// deadline on the steady clock.
+//
+// Its own options (BackendOptions::settings, listed in its descriptor): "target" (a built-in
+// target name or a target YAML file, default kv260), "numerics" ("true": also compute the
+// real outputs, on the cpu backend where built, else ref; otherwise outputs have the right
+// shapes but are marked QTensor::computed = false) and "fail-frames" (tests only: every
+// frame fails with a DeviceError, as a board whose DPU keeps failing would).
 //
 // A board is the hardware those reservations are made on. A worker gives every fragment it
-// runs the same board (BackendOptions::sim_board), so two fragments on one node queue for
-// its one DPU as they would on a KV260; a backend without one gets a board of its own.
+// runs the same board (BackendOptions::shared, from the descriptor's prepare()), so two
+// fragments on one node queue for its one DPU as they would on a KV260; a backend without
+// one gets a board of its own.
 
 #include <memory>
 
@@ -24,9 +31,9 @@
 namespace dpushard {
 
 // The modeled hardware of one board of `target`: its `dpu.cores` DPU cores, `host.cores`
-// A53 cores and one network thread. Thread-safe; share it through BackendOptions::sim_board.
+// A53 cores and one network thread. Thread-safe; share it through BackendOptions::shared.
 struct SimBoard;
-std::shared_ptr<SimBoard> make_sim_board(const Target& target);
+std::shared_ptr<BackendShared> make_sim_board(const Target& target);
 
 // Adds "sim" to the backend registry. Idempotent.
 void register_sim_backend();

@@ -17,16 +17,15 @@
 #include "dpushard/graph.hpp"
 #include "dpushard/oracle.hpp"
 #include "dpushard/plan_format.hpp"
+#include "dpushard/strategy_table.hpp"
 
 namespace dpushard {
 
 struct Target;  // dpushard/perf.hpp: a DPU target of the timing model
 struct DpuUse;  // dpushard/perf.hpp: the share of a frame's work and time on the DPU
 
-enum class Strategy { Experts, Pipeline, Replicate, Hybrid, Auto };
+// Strategy, strategy_name and parse_strategy: dpushard/strategy_table.hpp.
 enum class Objective { Latency, Throughput };
-std::string_view strategy_name(Strategy strategy);
-Strategy parse_strategy(std::string_view text);  // throws dpushard::Error listing the names
 std::string_view objective_name(Objective objective);
 Objective parse_objective(std::string_view text);
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "dpushard/backend.hpp"
 #include "dpushard/cluster.hpp"
 #include "dpushard/net.hpp"
 #include "dpushard/regular_file.hpp"
@@ -18,8 +19,6 @@
 namespace dpushard::cluster {
 
 namespace {
-
-const std::set<std::string> kBackends = {"ref", "cpu", "sim", "vart"};
 
 // Longest strings read from cluster.yaml: a name travels in every handshake and log line,
 // an address is a host name (253) and a port, a target or token file is a path. Checked
@@ -81,8 +80,11 @@ NodeConfig read_node(const yaml::Value& item, std::string& endpoint) {
   }
   if (auto backend = m.find("backend")) {
     node.backend = bounded_text(*backend, kMaxNameBytes);
-    if (kBackends.count(node.backend) == 0)
-      backend->fail("unknown backend '" + node.backend + "' (known: cpu, ref, sim, vart)");
+    // Any backend this program knows, built here or not (a head without VART still runs
+    // vart workers): the registry's descriptors (dpushard/backend.hpp).
+    if (!find_backend(node.backend))
+      backend->fail("unknown backend '" + node.backend + "' (known: " + backend_names_text(false) +
+                    ")");
   }
   if (auto target = m.find("target")) node.target = bounded_text(*target, kMaxPathBytes);
   return node;

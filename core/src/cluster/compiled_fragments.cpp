@@ -30,7 +30,9 @@ std::vector<std::optional<WireFragment>> read_compiled_fragments(
 }
 
 bool runs_compiled(const std::string& backend, const DeviceInfo& device) {
-  return backend == "vart" || device.dpu_fingerprint != 0;
+  if (device.dpu_fingerprint != 0) return true;
+  const auto descriptor = find_backend(backend);
+  return descriptor && descriptor->traits.compiled == CompiledModels::Required;
 }
 
 void use_compiled_fragments(const Plan& plan, JobLayout& layout, int node,

@@ -187,8 +187,10 @@ bool link_is_paced(const ClusterConfig& cluster, const std::vector<std::string>&
     case LinkEmulation::Auto:
       break;
   }
-  return !backends.empty() &&
-         std::all_of(backends.begin(), backends.end(), [](const auto& b) { return b == "sim"; });
+  return !backends.empty() && std::all_of(backends.begin(), backends.end(), [](const auto& b) {
+    const auto descriptor = find_backend(b);
+    return descriptor && descriptor->traits.models_time;
+  });
 }
 
 void Orchestrator::open_link(std::size_t i, std::uint32_t attempt, bool rejoin) {

@@ -1,6 +1,8 @@
-// The backends compiled into this build, chosen by name.
+// The registry: every backend known to this program, by its descriptor (dpushard/backend.hpp).
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -9,95 +11,136 @@
 #include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
 #include "ref/ref_backend.hpp"
+#include "vart/vart_description.hpp"
 
 namespace dpushard {
 
 namespace {
 
-struct BackendEntry {
-  std::string_view name;
-  std::unique_ptr<Backend> (*make)(const BackendOptions&);
-};
-
-// Later backends (cpu, sim, vart) add their line here.
-constexpr BackendEntry kBackends[] = {
-    {"ref", &make_ref_backend},
-};
-
-// Backends registered at startup from outside this library (register_backend).
-struct Registered {
+// Every backend known to this program, in registration order. `ref` (the definition the
+// others are checked against) and the description of `vart` (kept in dpushard_exec so that a
+// host without VART still knows its traits and says how to build it) are there from the start;
+// register_builtin_backends() adds the rest.
+struct Registry {
   std::mutex mutex;
-  std::vector<std::pair<std::string, BackendFactory>> entries;
-  std::vector<std::pair<std::string, DeviceProbe>> probes;
+  std::vector<std::shared_ptr<const BackendDescriptor>> entries;
+
+  Registry() {
+    entries.push_back(std::make_shared<const BackendDescriptor>(ref_backend_descriptor()));
+    entries.push_back(std::make_shared<const BackendDescriptor>(vart_backend_description()));
+  }
 };
 
-Registered& registered() {
-  static Registered r;
+Registry& registry() {
+  static Registry r;
   return r;
+}
+
+std::string text_of(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
+  return text;
 }
 
 }  // namespace
 
-void register_backend(const std::string& name, BackendFactory factory) {
-  Registered& r = registered();
+void register_backend(BackendDescriptor descriptor) {
+  if (descriptor.name.empty()) throw Error("register_backend: a backend needs a name");
+  auto entry = std::make_shared<const BackendDescriptor>(std::move(descriptor));
+  Registry& r = registry();
   const std::lock_guard lock(r.mutex);
-  for (auto& entry : r.entries)
-    if (entry.first == name) {
-      entry.second = std::move(factory);
+  for (auto& e : r.entries)
+    if (e->name == entry->name) {
+      e = std::move(entry);
       return;
     }
-  r.entries.emplace_back(name, std::move(factory));
+  r.entries.push_back(std::move(entry));
 }
 
-void register_device_probe(const std::string& name, DeviceProbe probe) {
-  Registered& r = registered();
+std::shared_ptr<const BackendDescriptor> find_backend(std::string_view name) {
+  Registry& r = registry();
   const std::lock_guard lock(r.mutex);
-  for (auto& entry : r.probes)
-    if (entry.first == name) {
-      entry.second = std::move(probe);
-      return;
+  for (const auto& e : r.entries)
+    if (e->name == name) return e;
+  return nullptr;
+}
+
+std::vector<std::shared_ptr<const BackendDescriptor>> backend_descriptors() {
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
+  return r.entries;
+}
+
+std::string backend_names_text(bool built_only) {
+  std::vector<std::string> names;
+  for (const auto& d : backend_descriptors())
+    if (!built_only || d->make) names.push_back(d->name);
+  std::sort(names.begin(), names.end());
+  return text_of(names);
+}
+
+std::shared_ptr<const BackendDescriptor> backend_descriptor(std::string_view name) {
+  if (auto d = find_backend(name)) return d;
+  throw Error("unknown backend '" + std::string(name) + "' (known: " + backend_names_text(false) +
+              ")");
+}
+
+BackendTraits backend_traits(std::string_view name) { return backend_descriptor(name)->traits; }
+
+std::map<std::string, std::string> backend_settings(std::string_view name,
+                                                    const BackendOptions& options) {
+  const auto d = backend_descriptor(name);
+  std::map<std::string, std::string> settings;
+  for (const BackendOptionSpec& spec : d->options)
+    settings[spec.key] = spec.flag && spec.default_value.empty() ? "false" : spec.default_value;
+  for (const auto& [key, value] : options.settings) {
+    if (settings.count(key) == 0) {
+      std::vector<std::string> keys;
+      for (const BackendOptionSpec& spec : d->options) keys.push_back(spec.key);
+      throw Error("backend '" + d->name + "' has no option '" + key + "'" +
+                  (keys.empty() ? std::string(" (it takes none)")
+                                : " (its options: " + text_of(keys) + ")"));
     }
-  r.probes.emplace_back(name, std::move(probe));
+    settings[key] = value;
+  }
+  return settings;
+}
+
+bool setting_flag(const std::map<std::string, std::string>& settings, const std::string& key,
+                  std::string_view backend) {
+  const auto it = settings.find(key);
+  if (it == settings.end() || it->second == "false") return false;
+  if (it->second == "true") return true;
+  throw Error("backend '" + std::string(backend) + "': option '" + key +
+              "' is true or false, not '" + it->second + "'");
+}
+
+BackendSetup prepare_backend(std::string_view name, const BackendOptions& options) {
+  const auto d = backend_descriptor(name);
+  (void)backend_settings(name, options);  // an unknown key fails here, before any job
+  return d->prepare ? d->prepare(options) : BackendSetup{};
 }
 
 DeviceInfo probe_device(std::string_view name, const BackendOptions& options) {
-  DeviceProbe probe;
-  {
-    Registered& r = registered();
-    const std::lock_guard lock(r.mutex);
-    for (const auto& entry : r.probes)
-      if (entry.first == name) probe = entry.second;
-  }
-  return probe ? probe(options) : DeviceInfo{};
+  const auto d = find_backend(name);
+  return d && d->probe ? d->probe(options) : DeviceInfo{};
 }
 
 std::vector<std::string> backend_names() {
   std::vector<std::string> names;
-  for (const auto& entry : kBackends) names.emplace_back(entry.name);
-  Registered& r = registered();
-  const std::lock_guard lock(r.mutex);
-  for (const auto& entry : r.entries) names.push_back(entry.first);
+  for (const auto& d : backend_descriptors())
+    if (d->make) names.push_back(d->name);
   return names;
 }
 
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options) {
-  for (const auto& entry : kBackends)
-    if (entry.name == name) return entry.make(options);
-  BackendFactory factory;
-  {
-    Registered& r = registered();
-    const std::lock_guard lock(r.mutex);
-    for (const auto& entry : r.entries)
-      if (entry.first == name) factory = entry.second;
-  }
-  if (factory) return factory(options);
-  if (name == "vart")  // optional at build time (dpushard/vart_backend.hpp)
-    throw Error(
-        "backend 'vart' is not built here: configure with -DDPUSHARD_WITH_VART=ON where Vitis "
-        "AI's runtime is installed");
-  std::string known;
-  for (const auto& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
-  throw Error("unknown backend '" + std::string(name) + "' (known: " + known + ")");
+  const auto d = find_backend(name);
+  if (!d || (!d->make && d->not_built.empty()))
+    throw Error("unknown backend '" + std::string(name) + "' (known: " + backend_names_text(true) +
+                ")");
+  if (!d->make) throw Error("backend '" + d->name + "' is not built here: " + d->not_built);
+  (void)backend_settings(name, options);
+  return d->make(options);
 }
 
 std::vector<QTensor> input_specs(const Graph& graph) {

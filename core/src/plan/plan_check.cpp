@@ -4,10 +4,13 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "dpushard/plan_check.hpp"
 #include "dpushard/plan_memory.hpp"
 #include "dpushard/shape.hpp"
+#include "dpushard/strategy_table.hpp"
 
 namespace dpushard {
 namespace {
@@ -28,17 +31,28 @@ bool safe_relative(const std::string& file) {
   return true;
 }
 
+// "experts, pipeline or pipelined-experts": what a hybrid may replicate.
+std::string inner_strategies_text() {
+  std::vector<std::string> names;
+  for (const StrategyInfo& s : strategy_table())
+    if (s.inner_min_replicas > 0) names.push_back(s.name);
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return text;
+}
+
 // A hybrid: `replicas` copies of an experts, pipeline or pipelined-experts plan, each on
 // nodes of its own (pipelined experts may have one replica). Every fragment has one node per
 // replica (nodes[r] in replica r; the runtime sends frame k to replica k mod R of every
 // fragment), and no node serves two replicas.
 void check_hybrid(const Plan& plan) {
-  const bool pipelined = plan.inner_strategy == "pipelined-experts";
-  if (plan.inner_strategy != "experts" && plan.inner_strategy != "pipeline" && !pipelined)
-    throw Error("hybrid.inner_strategy: must be experts, pipeline or pipelined-experts, not '" +
+  const StrategyInfo* inner = find_strategy(plan.inner_strategy);
+  if (inner == nullptr || inner->inner_min_replicas == 0)
+    throw Error("hybrid.inner_strategy: must be " + inner_strategies_text() + ", not '" +
                 plan.inner_strategy + "'");
-  if (plan.replicas < (pipelined ? 1 : 2))
-    throw Error(std::string("hybrid.replicas: must be at least ") + (pipelined ? "1" : "2"));
+  if (plan.replicas < inner->inner_min_replicas)
+    throw Error("hybrid.replicas: must be at least " + std::to_string(inner->inner_min_replicas));
   std::map<int, std::size_t> replica_of;  // node -> replica
   for (const auto& f : plan.fragments) {
     if (f.nodes.size() != static_cast<std::size_t>(plan.replicas))
@@ -169,10 +183,10 @@ void check_edges(const Plan& plan, const std::map<std::string, std::size_t>& ind
 
 void check_plan(const Plan& plan) {
   if (plan.nodes < 1) throw Error("nodes: must be at least 1");
-  if (plan.strategy != "experts" && plan.strategy != "pipeline" && plan.strategy != "replicate" &&
-      plan.strategy != "hybrid")
+  const StrategyInfo* strategy = find_strategy(plan.strategy);
+  if (strategy == nullptr || !strategy->recorded)
     throw Error("strategy: unknown '" + plan.strategy + "'");
-  if (plan.strategy != "hybrid" && (plan.replicas != 0 || !plan.inner_strategy.empty()))
+  if (!strategy->composite && (plan.replicas != 0 || !plan.inner_strategy.empty()))
     throw Error("hybrid: only for the hybrid strategy");
   if (plan.objective != "latency" && plan.objective != "throughput")
     throw Error("objective: unknown '" + plan.objective + "'");
@@ -188,7 +202,7 @@ void check_plan(const Plan& plan) {
       if (t.empty()) throw Error("node_targets: an empty target name");
   }
   if (!plan.frame_share.empty()) {
-    if (plan.strategy != "replicate")
+    if (!strategy->baseline)
       throw Error("frame_share: only for the replicate strategy, not " + plan.strategy);
     const std::size_t replicas = plan.fragments.front().nodes.size();
     if (plan.frame_share.size() != replicas)
@@ -210,7 +224,7 @@ void check_plan(const Plan& plan) {
   }
   if (plan.model_inputs.empty()) throw Error("model.inputs: empty");
   if (plan.model_outputs.empty()) throw Error("model.outputs: empty");
-  if (plan.strategy == "hybrid") check_hybrid(plan);
+  if (strategy->composite) check_hybrid(plan);
   const auto index = checked_fragments(plan);
   check_edges(plan, index);
   if (const auto misfit = memory_misfit(plan)) throw Error("memory: " + *misfit);

@@ -1,6 +1,8 @@
 // The plan format's own helpers (dpushard/plan_format.hpp).
 #include "dpushard/plan_format.hpp"
 
+#include "dpushard/strategy_table.hpp"
+
 namespace dpushard {
 
 std::int64_t PlanTensor::element_count() const {
@@ -34,7 +36,7 @@ std::vector<std::uint32_t> replica_cycle(const std::vector<int>& share) {
 
 std::string plan_label(const std::string& strategy, int replicas,
                        const std::string& inner_strategy) {
-  if (strategy != "hybrid" || replicas < 1 || inner_strategy.empty()) return strategy;
+  if (!strategy_is_composite(strategy) || replicas < 1 || inner_strategy.empty()) return strategy;
   if (replicas == 1) return strategy + " " + inner_strategy;
   return strategy + " " + std::to_string(replicas) + "x " + inner_strategy;
 }

@@ -11,6 +11,7 @@
 #include "dpushard/plan_check.hpp"
 #include "dpushard/plan_yaml.hpp"
 #include "dpushard/regular_file.hpp"
+#include "dpushard/strategy_table.hpp"
 #include "dpushard/yaml_reader.hpp"
 
 namespace dpushard {
@@ -253,7 +254,7 @@ std::string plan_to_yaml(const Plan& plan) {
   emit_tensors(out, "outputs", plan.model_outputs);
   out << YAML::EndMap;
   out << YAML::Key << "strategy" << YAML::Value << plan.strategy;
-  if (plan.strategy == "hybrid") {
+  if (strategy_is_composite(plan.strategy)) {
     out << YAML::Key << "hybrid" << YAML::Value << YAML::Flow << YAML::BeginMap;
     out << YAML::Key << "inner_strategy" << YAML::Value << plan.inner_strategy;
     out << YAML::Key << "replicas" << YAML::Value << plan.replicas;

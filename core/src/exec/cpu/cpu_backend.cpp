@@ -72,6 +72,13 @@ std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options) {
   return std::make_unique<CpuBackend>(options.threads);
 }
 
-void register_cpu_backend() { register_backend("cpu", make_cpu_backend); }
+void register_cpu_backend() {
+  BackendDescriptor d;
+  d.name = "cpu";
+  d.summary = "the host CPU, oneDNN int8: bit-identical to ref";
+  d.traits = {CompiledModels::Lowered, DeviceKind::HostCpu, false, false, true};
+  d.make = &make_cpu_backend;
+  register_backend(std::move(d));
+}
 
 }  // namespace dpushard

@@ -35,4 +35,14 @@ std::unique_ptr<Backend> make_ref_backend(const BackendOptions& /*options*/) {
   return std::make_unique<RefBackend>();
 }
 
+BackendDescriptor ref_backend_descriptor() {
+  BackendDescriptor d;
+  d.name = "ref";
+  d.summary =
+      "the host CPU, plain loops: the DPU's exact arithmetic every backend is checked against";
+  d.traits = {CompiledModels::Lowered, DeviceKind::HostCpu, false, false, true};
+  d.make = &make_ref_backend;
+  return d;
+}
+
 }  // namespace dpushard

@@ -10,4 +10,7 @@ namespace dpushard {
 
 std::unique_ptr<Backend> make_ref_backend(const BackendOptions& options);
 
+// Its registration (the registry starts with it: dpushard_exec owns `ref`).
+BackendDescriptor ref_backend_descriptor();
+
 }  // namespace dpushard

@@ -43,7 +43,7 @@ class Servers {
 
 }  // namespace sim_detail
 
-struct SimBoard {
+struct SimBoard final : BackendShared {
   explicit SimBoard(const Target& target)
       : dpu_cores(static_cast<std::size_t>(target.dpu_cores)),
         a53_cores(static_cast<std::size_t>(target.host_cores)),
@@ -68,6 +68,21 @@ struct SimBoard {
 
 namespace {
 
+// The backend that computes sim's outputs when asked for them, asked of the registry by
+// traits: the last registered backend built here that computes `_int` graphs' outputs on the
+// host CPU.
+// The registry starts with ref and register_builtin_backends() adds cpu after it where
+// oneDNN is built, so that is `cpu` (the fastest bit-identical to ref), else `ref`.
+std::string numerics_backend() {
+  std::string chosen;
+  for (const auto& d : backend_descriptors())
+    if (d->make && d->traits.device == DeviceKind::HostCpu &&
+        d->traits.compiled == CompiledModels::Lowered && d->traits.computes_outputs)
+      chosen = d->name;
+  if (chosen.empty()) throw Error("sim: no backend here computes numerics on the host CPU");
+  return chosen;
+}
+
 // Shape-only outputs in graph.outputs() order, as the ref backend names them.
 std::vector<QTensor> output_placeholders(const Graph& graph) {
   std::vector<QTensor> outputs;
@@ -83,14 +98,28 @@ std::vector<QTensor> output_placeholders(const Graph& graph) {
   return outputs;
 }
 
+// The sim backend's own options (BackendOptions::settings), read from its descriptor's keys.
+struct SimSettings {
+  bool numerics = false;
+  bool fail_frames = false;
+  std::string target;
+};
+
+SimSettings read_settings(const BackendOptions& options) {
+  const auto settings = backend_settings("sim", options);
+  return {setting_flag(settings, "numerics", "sim"), setting_flag(settings, "fail-frames", "sim"),
+          settings.at("target")};
+}
+
 class SimBackend final : public Backend {
  public:
-  explicit SimBackend(BackendOptions options) : options_(std::move(options)) {}
+  explicit SimBackend(BackendOptions options)
+      : options_(std::move(options)), settings_(read_settings(options_)) {}
 
   std::string_view name() const override { return "sim"; }
 
   void load(const Graph& graph) override {
-    target_ = resolve_target(options_.sim_target);
+    target_ = resolve_target(settings_.target);
     PredictOptions worker;
     worker.io = HostIo::Network;  // a worker's tensors arrive and leave over TCP
     prediction_ = predict(graph, target_, worker);
@@ -99,15 +128,13 @@ class SimBackend final : public Backend {
     dpu_time_ = from_ms(prediction_.dpu_ms);
     a53_time_ = from_ms(prediction_.cpu_ms + prediction_.host_ms);
     net_time_ = from_ms(prediction_.net_ms);
-    board_ = options_.sim_board ? options_.sim_board : make_sim_board(target_);
+    board_ = std::dynamic_pointer_cast<SimBoard>(options_.shared);
+    if (!board_) board_ = std::make_shared<SimBoard>(target_);
     numerics_.reset();
-    if (options_.sim_numerics) {
-      BackendOptions inner = options_;
-      inner.sim_numerics = false;
-      // The fastest registered backend that computes DPU numerics (register_builtin_backends).
-      const auto names = backend_names();
-      const bool has_cpu = std::find(names.begin(), names.end(), "cpu") != names.end();
-      numerics_ = make_backend(has_cpu ? "cpu" : "ref", inner);
+    if (settings_.numerics) {
+      BackendOptions inner;
+      inner.threads = options_.threads;
+      numerics_ = make_backend(numerics_backend(), inner);
       numerics_->load(graph);
     }
     loaded_ = true;
@@ -121,7 +148,7 @@ class SimBackend final : public Backend {
                                  Clock::time_point ready) override {
     if (!loaded_) throw Error("sim: run() before load()");
     check_inputs(inputs);
-    if (options_.sim_fail_frames)
+    if (settings_.fail_frames)
       throw DeviceError("sim: the device failed the frame (--sim-fail-frames, a test option)");
     // A frame that waited while this machine was busy starts when its inputs were ready,
     // but not before the frame this caller ran last had ended: a worker runs a fragment's
@@ -168,6 +195,7 @@ class SimBackend final : public Backend {
   }
 
   BackendOptions options_;
+  SimSettings settings_;
   Target target_;
   Prediction prediction_;
   std::vector<QTensor> input_specs_;
@@ -186,7 +214,7 @@ class SimBackend final : public Backend {
 
 }  // namespace
 
-std::shared_ptr<SimBoard> make_sim_board(const Target& target) {
+std::shared_ptr<BackendShared> make_sim_board(const Target& target) {
   return std::make_shared<SimBoard>(target);
 }
 
@@ -194,7 +222,35 @@ std::unique_ptr<Backend> make_sim_backend(const BackendOptions& options) {
   return std::make_unique<SimBackend>(options);
 }
 
-void register_sim_backend() { register_backend("sim", &make_sim_backend); }
+void register_sim_backend() {
+  BackendDescriptor d;
+  d.name = "sim";
+  d.summary = "the KV260 timing model: each frame takes the modeled DPU and host time";
+  // Outputs only with its "numerics" option: by default frames are timed, not computed.
+  d.traits = {CompiledModels::Accepted, DeviceKind::ModeledDpu, true, true, false};
+  d.options = {
+      {"numerics", "--sim-numerics",
+       "sim: also compute the real outputs (else they are marked not computed)", "false", true,
+       false},
+      {"target", "--target,--sim-target",
+       "sim: timing model, a built-in target name or a target YAML file", "kv260", false, false},
+      // A fault injection for the cluster tests, not for users.
+      {"fail-frames", "--sim-fail-frames", "sim, tests only: every frame fails with a device error",
+       "false", true, true},
+  };
+  d.make = &make_sim_backend;
+  // One modeled board per process: every fragment of every job a worker runs queues for its
+  // DPU. Frames run one per compute thread, so a board of several DPU cores (a ZCU102's 3)
+  // needs as many to run its fragments at once. A bad target fails here, not per job.
+  d.prepare = [](const BackendOptions& options) {
+    const Target target = resolve_target(read_settings(options).target);
+    BackendSetup setup;
+    setup.shared = make_sim_board(target);
+    setup.threads = static_cast<int>(std::max<std::int64_t>(1, target.dpu_cores));
+    return setup;
+  };
+  register_backend(std::move(d));
+}
 
 const Prediction& sim_prediction(const Backend& backend) {
   const auto* sim = dynamic_cast<const SimBackend*>(&backend);

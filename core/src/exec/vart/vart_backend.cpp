@@ -34,6 +34,7 @@
 #include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
 #include "host_tensor_buffer.hpp"
+#include "vart_description.hpp"
 
 namespace dpushard {
 namespace {
@@ -393,8 +394,10 @@ std::unique_ptr<Backend> make_vart_backend(const BackendOptions& options) {
 }
 
 void register_vart_backend() {
-  register_backend("vart", &make_vart_backend);
-  register_device_probe("vart", [](const BackendOptions&) { return vart_detail::query_dpu(); });
+  BackendDescriptor d = vart_backend_description();
+  d.make = &make_vart_backend;
+  d.probe = [](const BackendOptions&) { return vart_detail::query_dpu(); };
+  register_backend(std::move(d));
 }
 
 }  // namespace dpushard

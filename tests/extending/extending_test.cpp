@@ -1,0 +1,101 @@
+// What adding a backend takes, kept true (docs/extending.md): the test-only `null` backend
+// (null_backend/) joins the registry with one call, and from then on the registry, its
+// traits and its own options, cluster.yaml and the link pacing know it, with no other file
+// edited. The strategy table answers the same questions for strategies.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "dpushard/backend.hpp"
+#include "dpushard/builtin_backends.hpp"
+#include "dpushard/cluster.hpp"
+#include "dpushard/error.hpp"
+#include "dpushard/micro.hpp"
+#include "dpushard/strategy_table.hpp"
+#include "null_backend/null_backend.hpp"
+
+namespace dpushard {
+namespace {
+
+class Extending : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    register_builtin_backends();
+    testing::register_null_backend();  // the one line a new backend adds (builtin_backends.cpp)
+  }
+};
+
+TEST_F(Extending, ANewBackendIsKnownByItsRegistrationAlone) {
+  const auto names = backend_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "null"), names.end());
+  const BackendTraits traits = backend_traits("null");
+  EXPECT_EQ(traits.compiled, CompiledModels::Lowered);
+  EXPECT_FALSE(traits.computes_outputs);
+
+  const Graph graph = make_micro_model(micro_models().front().name);
+  BackendOptions options;
+  options.settings["fill"] = "7";
+  auto backend = make_backend("null", options);
+  backend->load(graph);
+  std::vector<QTensor> inputs = input_specs(graph);
+  for (QTensor& t : inputs) t.data.assign(static_cast<std::size_t>(t.element_count()), 1);
+  const auto outputs = backend->run(inputs);
+  ASSERT_EQ(outputs.size(), graph.outputs().size());
+  for (const QTensor& t : outputs) {
+    EXPECT_FALSE(t.computed);
+    EXPECT_TRUE(std::all_of(t.data.begin(), t.data.end(), [](std::int8_t v) { return v == 7; }));
+  }
+}
+
+TEST_F(Extending, ABackendRefusesAnotherBackendsOption) {
+  BackendOptions options;
+  options.settings["numerics"] = "true";  // sim's, not null's
+  try {
+    (void)make_backend("null", options);
+    FAIL() << "an option null does not list was accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "backend 'null' has no option 'numerics' (its options: fill)");
+  }
+}
+
+TEST_F(Extending, ClusterYamlAndLinkPacingAskTheRegistry) {
+  const cluster::ClusterConfig config = cluster::parse_cluster_config(
+      "link_gbps: 1\nnodes:\n  - {name: w0, address: 127.0.0.1:7000, backend: \"null\"}\n",
+      "cluster.yaml", ".");
+  ASSERT_EQ(config.nodes.size(), 1u);
+  EXPECT_EQ(config.nodes[0].backend, "null");
+  // Paced under `auto` only when every node's frames take modeled time (sim's trait).
+  EXPECT_FALSE(cluster::link_is_paced(config, {"null"}));
+  EXPECT_TRUE(cluster::link_is_paced(config, {"sim", "sim"}));
+  EXPECT_FALSE(cluster::link_is_paced(config, {"sim", "null"}));
+}
+
+TEST_F(Extending, EveryBackendHasOneAnswerToCompiledModels) {
+  // The one trait both `exec` and the cluster read: vart requires compiled files, sim
+  // accepts them as they are, ref and cpu lower them.
+  EXPECT_EQ(backend_traits("vart").compiled, CompiledModels::Required);
+  EXPECT_EQ(backend_traits("sim").compiled, CompiledModels::Accepted);
+  EXPECT_EQ(backend_traits("ref").compiled, CompiledModels::Lowered);
+}
+
+TEST_F(Extending, TheStrategyTableAnswersWhatTheCallersAsk) {
+  EXPECT_EQ(requestable_strategies_text(), "experts, pipeline, replicate, hybrid, auto");
+  EXPECT_EQ(baseline_strategy(), "replicate");
+  EXPECT_TRUE(strategy_chooses("auto"));
+  EXPECT_TRUE(strategy_is_composite("hybrid"));
+  EXPECT_FALSE(strategy_is_composite("experts"));
+  for (const StrategyInfo& s : strategy_table()) {
+    if (s.planner) {
+      EXPECT_EQ(strategy_name(*s.planner), s.name);
+    }
+    EXPECT_GE(s.min_nodes, 1) << s.name;
+  }
+  EXPECT_THROW((void)parse_strategy("pipelined-experts"), Error);  // an inner plan only
+  EXPECT_EQ(parse_strategy("hybrid"), Strategy::Hybrid);
+}
+
+}  // namespace
+}  // namespace dpushard
