@@ -1,6 +1,6 @@
 // dpushard calibrate MODEL|DIR... -o TARGET.yaml [--target kv260|FILE.yaml] [--name NAME]
 //                    [--backend vart] [--cpu-backend ref|cpu] [--frames N] [--warmup W]
-//                    [--statistic median|min] [--json]
+//                    [--passes P] [--statistic median|min] [--json]
 // On a board: times one frame at a time of every compiled model given (the compiled
 // micro-models and a few whole models) through the runtime, fits the target's DPU efficiency,
 // latency floors and host figures to those times by least squares (dpushard/calibrate.hpp),
@@ -47,6 +47,7 @@ struct CalibrateOptions {
   std::string cpu_backend;  // the CPU subgraphs' host backend: default cpu where built, else ref
   int frames = 20;
   int warmup = 3;
+  int passes = 1;
   std::string statistic = "median";
   bool json = false;
 };
@@ -113,21 +114,21 @@ class Frame {
   std::vector<QTensor> inputs_, host_specs_;
 };
 
-// One frame at a time, `warmup` frames untimed, then the median of `frames`.
-Timed time_model(const Graph& graph, const std::string& file, const CalibrateOptions& o) {
-  Frame frame(graph, o);
-  for (int i = 0; i < o.warmup; ++i) frame.run();
+// A model being timed: its frames' times so far, or that it failed (skipped).
+struct Timing {
+  fs::path file;
+  Graph graph;
   std::vector<double> ms;
-  for (int i = 0; i < o.frames; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    frame.run();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                     .count());
-  }
+  bool failed = false;
+};
+
+Timed summary(const Timing& t, const CalibrateOptions& o) {
+  std::vector<double> ms = t.ms;
   std::sort(ms.begin(), ms.end());
   const std::size_t n = ms.size();
   const double median = n % 2 == 1 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-  return {file, median, o.statistic == "min" ? ms.front() : median, ms.front(), ms.back()};
+  return {t.file.string(), median, o.statistic == "min" ? ms.front() : median, ms.front(),
+          ms.back()};
 }
 
 std::string base_yaml(const std::string& target) {
@@ -217,27 +218,53 @@ int run_calibrate(CalibrateOptions o) {
   std::vector<CalibrationSample> samples;
   std::vector<Timed> timed;
   std::vector<Skipped> skipped;
+  // `passes` rounds over the models, each loading every model, warming it up and timing its
+  // share of the frames: a machine whose speed drifts (other work, its clock, its
+  // temperature) drifts under every model alike, not only under the ones that happened to run
+  // then. (All models loaded at once would do it frame by frame, but the vart backend's one
+  // DPU process restarts with every fragment added.)
+  std::vector<Timing> timings;
+  auto skip = [&](const fs::path& file, const std::string& reason) {
+    skipped.push_back({file.string(), reason});
+    if (!o.json) std::fprintf(stderr, "skipped %s: %s\n", file.string().c_str(), reason.c_str());
+  };
   for (const fs::path& file : files) {
-    const Graph graph = read_model(file.string());
-    if (!is_compiled(graph)) {
-      skipped.push_back({file.string(), "not a compiled xmodel (compile it with vai_c_xir)"});
-    } else {
+    Graph graph = read_model(file.string());
+    if (is_compiled(graph))
+      timings.push_back({file, std::move(graph), {}, false});
+    else
+      skip(file, "not a compiled xmodel (compile it with vai_c_xir)");
+  }
+  const int passes = std::min(o.passes, o.frames);
+  for (int pass = 0; pass < passes; ++pass) {
+    const int frames = o.frames / passes + (pass < o.frames % passes ? 1 : 0);
+    for (Timing& t : timings) {
+      if (t.failed) continue;
       try {
-        const Timed t = time_model(graph, file.string(), o);
-        timed.push_back(t);
-        samples.push_back({file.filename().string(), graph, t.fitted_ms});
-        if (!o.json)
-          std::fprintf(stderr, "timed %s: %.4f ms a frame (%s of %d; %.4f-%.4f)\n",
-                       file.string().c_str(), t.fitted_ms, o.statistic.c_str(), o.frames, t.min_ms,
-                       t.max_ms);
-        continue;
+        Frame frame(t.graph, o);
+        for (int i = 0; i < o.warmup; ++i) frame.run();
+        for (int i = 0; i < frames; ++i) {
+          const auto start = std::chrono::steady_clock::now();
+          frame.run();
+          t.ms.push_back(
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                  .count());
+        }
       } catch (const Error& e) {
-        skipped.push_back({file.string(), e.what()});
+        t.failed = true;
+        skip(t.file, e.what());
       }
     }
+  }
+  for (Timing& t : timings) {
+    if (t.failed) continue;
+    const Timed timed_model = summary(t, o);
+    timed.push_back(timed_model);
+    samples.push_back({t.file.filename().string(), std::move(t.graph), timed_model.fitted_ms});
     if (!o.json)
-      std::fprintf(stderr, "skipped %s: %s\n", file.string().c_str(),
-                   skipped.back().reason.c_str());
+      std::fprintf(stderr, "timed %s: %.4f ms a frame (%s of %d; %.4f-%.4f)\n",
+                   t.file.string().c_str(), timed_model.fitted_ms, o.statistic.c_str(), o.frames,
+                   timed_model.min_ms, timed_model.max_ms);
   }
   if (samples.empty())
     throw Error("calibrate: no model could be timed (" + skipped.front().file + ": " +
@@ -248,7 +275,8 @@ int run_calibrate(CalibrateOptions o) {
       "base target " + o.target + "; timed on " + host_name() + " at " + utc_now() + " through " +
       o.backend + " (CPU subgraphs on the host with " + o.cpu_backend +
       "), one frame at a time, int8 in and out: the " + o.statistic + " of " +
-      std::to_string(o.frames) + " frames after " + std::to_string(o.warmup) + " warm-up"};
+      std::to_string(o.frames) + " frames after " + std::to_string(o.warmup) + " warm-up, in " +
+      std::to_string(o.passes) + " pass" + (o.passes == 1 ? "" : "es") + " over the models"};
   std::vector<std::string> lines = header;
   for (const Skipped& s : skipped) lines.push_back("skipped " + s.file + ": " + s.reason);
   write_file_atomically(out, calibrated_target_yaml(base_text, fit, name, lines));
@@ -307,7 +335,13 @@ Command add_calibrate_command(CLI::App& app) {
   sub->add_option("--frames", o.frames, "Timed frames per model (the median is fitted)")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
-  sub->add_option("--warmup", o.warmup, "Untimed frames per model first")
+  sub->add_option("--passes", o.passes,
+                  "Rounds over the models, each loading every model and timing its share of the "
+                  "frames (the warm-up in each): a machine whose speed drifts drifts under "
+                  "every model alike")
+      ->check(CLI::Range(1, 1'000))
+      ->capture_default_str();
+  sub->add_option("--warmup", o.warmup, "Untimed frames per model first (in each pass)")
       ->check(CLI::Range(0, 1'000'000))
       ->capture_default_str();
   sub->add_option("--statistic", o.statistic,

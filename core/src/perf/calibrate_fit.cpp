@@ -143,6 +143,7 @@ Solve solve(const std::vector<Row>& rows, const std::vector<CalibrationSample>& 
             const std::vector<double>& base) {
   Solve s{base, std::vector<double>(kUnknowns, 0.0), std::vector<std::string>(kUnknowns),
           std::vector<bool>(kUnknowns, false)};
+  std::vector<double> held = base;  // what the figures not fitted count at
   std::vector<std::size_t> active;
   for (std::size_t j = 0; j < kUnknowns; ++j) {
     const bool moved =
@@ -164,10 +165,10 @@ Solve solve(const std::vector<Row>& rows, const std::vector<CalibrationSample>& 
       std::vector<double> line;
       for (const std::size_t j : active) line.push_back(rows[i].coefficients[j] * w);
       a.push_back(std::move(line));
-      double known = rows[i].known_ms;  // the figures not fitted count at their base value
+      double known = rows[i].known_ms;  // the figures not fitted count at their held value
       for (std::size_t j = 0; j < kUnknowns; ++j)
         if (std::find(active.begin(), active.end(), j) == active.end())
-          known += rows[i].coefficients[j] * base[j];
+          known += rows[i].coefficients[j] * held[j];
       b.push_back((samples[i].measured_ms - known) * w);
     }
     std::size_t deficient = 0;
@@ -177,6 +178,26 @@ Solve solve(const std::vector<Row>& rows, const std::vector<CalibrationSample>& 
       s.notes[j] = "not fitted: these models cannot tell it apart from the other figures";
       active.erase(active.begin() +
                    static_cast<std::ptrdiff_t>(std::min(deficient, active.size() - 1)));
+      continue;
+    }
+    // A floor or cost below 0 (a figure these models do not resolve from 0, pushed below it
+    // by their noise) is held at 0 and the others fitted again: writing it as 0 without
+    // that would leave the others fitted to a negative one.
+    std::size_t most_negative = active.size();
+    for (std::size_t c = 0; c < active.size(); ++c) {
+      const std::size_t j = active[c];
+      const bool non_negative =
+          j == kConvFloor || j == kAluFloor || j == kFixed || j == kCopy || j == kSubgraph;
+      if (non_negative && solution->x[c] < 0 &&
+          (most_negative == active.size() || solution->x[c] < solution->x[most_negative]))
+        most_negative = c;
+    }
+    if (most_negative < active.size()) {
+      const std::size_t j = active[most_negative];
+      held[j] = s.x[j] = 0;
+      s.notes[j] = "held at 0: the fit gave " + fmt(solution->x[most_negative]) +
+                   " (below what these models resolve); the others were fitted again";
+      active.erase(active.begin() + static_cast<std::ptrdiff_t>(most_negative));
       continue;
     }
     const std::size_t spare = rows.size() - active.size();
