@@ -24,10 +24,23 @@
 #      as far as starting its DPU process.
 #
 #   scripts/cross-aarch64.sh [HOST_DPUSHARD]
+#   scripts/cross-aarch64.sh --board-only
 # HOST_DPUSHARD is the host build's command line for step 4 (default: build/release's, as
 # scripts/test.sh builds it). DPUSHARD_AARCH64_CTEST="-R ..." narrows step 3.
+# --board-only: steps 1 and 2 for the board's binary alone (the target dpushard_board), then
+# its symbol-version check (scripts/check-aarch64-binary.sh --needs libxir.so.3); no test
+# suite, no qemu. It records the commit the binary was built from in
+# build/aarch64/board/tools/dpushard.commit (`git rev-parse HEAD`; "+dirty" when the checkout
+# has uncommitted changes). The build role runs it on the controller when the binary the
+# boards copy is missing or stale (playbooks/roles/build, build_copy_build_command).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+board_only=0
+if [[ ${1:-} == --board-only ]]; then
+  board_only=1
+  shift
+fi
 
 build=build/aarch64
 host_cli=${1:-build/release/tools/dpushard}
@@ -53,6 +66,24 @@ fi
 if [[ ! -f $build/CMakeCache.txt ]]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake \
     -DCMAKE_BUILD_TYPE=Release -DDPUSHARD_UNITY_BUILD=OFF -DDPUSHARD_WERROR=ON "${launcher[@]}"
+fi
+if ((board_only)); then
+  if ! ninja -C "$build" -t targets all | grep -q '^dpushard_board:'; then
+    echo "aarch64: error: $build has no target dpushard_board: the board's binary needs the" \
+      "Vitis AI 3.5 headers in ../shared/vitis-ai-runtime (DPUSHARD_BOARD_VART, docs/aarch64.md)" >&2
+    exit 1
+  fi
+  cmake --build "$build" -j "$jobs" --target dpushard_board
+  board_binary=$build/board/tools/dpushard
+  scripts/check-aarch64-binary.sh --needs libxir.so.3 "$board_binary"
+  commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+  if [[ $commit != unknown && -n $(git status --porcelain --untracked-files=no 2>/dev/null) ]]; then
+    commit+="+dirty"
+  fi
+  printf '%s\n' "$commit" >"$board_binary.commit.tmp"
+  mv "$board_binary.commit.tmp" "$board_binary.commit"
+  echo "aarch64: board binary $board_binary (commit $commit): built, its libraries and symbol versions checked"
+  exit 0
 fi
 cmake --build "$build" -j "$jobs"
 

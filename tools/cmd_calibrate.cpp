@@ -1,10 +1,12 @@
 // dpushard calibrate MODEL|DIR... -o TARGET.yaml [--target kv260|FILE.yaml] [--name NAME]
-//                    [--backend vart] [--frames N] [--warmup W] [--statistic median|min] [--json]
+//                    [--backend vart] [--cpu-backend ref|cpu] [--frames N] [--warmup W]
+//                    [--passes P] [--statistic median|min] [--json]
 // On a board: times one frame at a time of every compiled model given (the compiled
 // micro-models and a few whole models) through the runtime, fits the target's DPU efficiency,
 // latency floors and host figures to those times by least squares (dpushard/calibrate.hpp),
-// and writes the calibrated target YAML with the fit's residuals per model
-// (docs/perf.md "Calibration from a board").
+// with the CPU fallback rates of the A53 path when a model has CPU ops after its DPU subgraph
+// (run on the host with --cpu-backend, cpu_path.hpp), and writes the calibrated target YAML with
+// the fit's residuals per model (docs/perf.md "Calibration from a board").
 
 #include <unistd.h>
 
@@ -14,12 +16,14 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "cpu_path.hpp"
 #include "dpushard/atomic_file.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/calibrate.hpp"
@@ -40,8 +44,10 @@ struct CalibrateOptions {
   std::string target = "kv260";
   std::string name;
   std::string backend = "vart";
+  std::string cpu_backend;  // the CPU subgraphs' host backend: default cpu where built, else ref
   int frames = 20;
   int warmup = 3;
+  int passes = 1;
   std::string statistic = "median";
   bool json = false;
 };
@@ -80,25 +86,49 @@ std::vector<fs::path> model_files(const std::vector<std::string>& args) {
   return files;
 }
 
-// One frame at a time, `warmup` frames untimed, then the median of `frames`.
-Timed time_model(const Graph& graph, const std::string& file, const CalibrateOptions& o) {
-  std::unique_ptr<Backend> backend = make_backend(o.backend);
-  backend->load(graph);
-  std::vector<QTensor> inputs;
-  for (const QTensor& spec : input_specs(graph))
-    inputs.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, 1));
-  for (int i = 0; i < o.warmup; ++i) backend->run(inputs);
-  std::vector<double> ms;
-  for (int i = 0; i < o.frames; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    backend->run(inputs);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                     .count());
+// One frame of a model: its DPU subgraph through the backend, then its CPU ops (if any) on
+// the host, as the board runs them.
+class Frame {
+ public:
+  Frame(const Graph& graph, const CalibrateOptions& o) : cpu_path_(split_cpu_path(graph)) {
+    backend_ = make_backend(o.backend);
+    backend_->load(cpu_path_ ? cpu_path_->dpu : graph);
+    for (const QTensor& spec : input_specs(graph))
+      inputs_.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, 1));
+    if (cpu_path_) {
+      BackendOptions options;
+      options.threads = 1;  // one A53 core per frame, as the target's rates are
+      host_ = make_backend(o.cpu_backend, options);
+      host_->load(cpu_path_->cpu);
+      host_specs_ = input_specs(cpu_path_->cpu);
+    }
   }
+  void run() {
+    const std::vector<QTensor> outputs = backend_->run(inputs_);
+    if (host_) host_->run(cpu_inputs(*cpu_path_, host_specs_, outputs));
+  }
+
+ private:
+  std::optional<CpuPath> cpu_path_;
+  std::unique_ptr<Backend> backend_, host_;
+  std::vector<QTensor> inputs_, host_specs_;
+};
+
+// A model being timed: its frames' times so far, or that it failed (skipped).
+struct Timing {
+  fs::path file;
+  Graph graph;
+  std::vector<double> ms;
+  bool failed = false;
+};
+
+Timed summary(const Timing& t, const CalibrateOptions& o) {
+  std::vector<double> ms = t.ms;
   std::sort(ms.begin(), ms.end());
   const std::size_t n = ms.size();
   const double median = n % 2 == 1 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-  return {file, median, o.statistic == "min" ? ms.front() : median, ms.front(), ms.back()};
+  return {t.file.string(), median, o.statistic == "min" ? ms.front() : median, ms.front(),
+          ms.back()};
 }
 
 std::string base_yaml(const std::string& target) {
@@ -164,7 +194,11 @@ void print_fit(const CalibrationFit& fit) {
                  r.model_ms, 100.0 * r.relative());
 }
 
-int run_calibrate(const CalibrateOptions& o) {
+int run_calibrate(CalibrateOptions o) {
+  if (o.cpu_backend.empty()) {
+    const std::vector<std::string> names = backend_names();
+    o.cpu_backend = std::find(names.begin(), names.end(), "cpu") != names.end() ? "cpu" : "ref";
+  }
   const std::string base_text = base_yaml(o.target);
   const Target base = parse_target(base_text, o.target);
   const std::string name = o.name.empty() ? base.name + "-calibrated" : o.name;
@@ -177,32 +211,60 @@ int run_calibrate(const CalibrateOptions& o) {
   const std::vector<std::string> backends = backend_names();
   if (std::find(backends.begin(), backends.end(), o.backend) == backends.end())
     make_backend(o.backend);  // not built here: its one-line error names the ones that are
+  if (std::find(backends.begin(), backends.end(), o.cpu_backend) == backends.end())
+    make_backend(o.cpu_backend);
   const std::vector<fs::path> files = model_files(o.models);
 
   std::vector<CalibrationSample> samples;
   std::vector<Timed> timed;
   std::vector<Skipped> skipped;
+  // `passes` rounds over the models, each loading every model, warming it up and timing its
+  // share of the frames: a machine whose speed drifts (other work, its clock, its
+  // temperature) drifts under every model alike, not only under the ones that happened to run
+  // then. (All models loaded at once would do it frame by frame, but the vart backend's one
+  // DPU process restarts with every fragment added.)
+  std::vector<Timing> timings;
+  auto skip = [&](const fs::path& file, const std::string& reason) {
+    skipped.push_back({file.string(), reason});
+    if (!o.json) std::fprintf(stderr, "skipped %s: %s\n", file.string().c_str(), reason.c_str());
+  };
   for (const fs::path& file : files) {
-    const Graph graph = read_model(file.string());
-    if (!is_compiled(graph)) {
-      skipped.push_back({file.string(), "not a compiled xmodel (compile it with vai_c_xir)"});
-    } else {
+    Graph graph = read_model(file.string());
+    if (is_compiled(graph))
+      timings.push_back({file, std::move(graph), {}, false});
+    else
+      skip(file, "not a compiled xmodel (compile it with vai_c_xir)");
+  }
+  const int passes = std::min(o.passes, o.frames);
+  for (int pass = 0; pass < passes; ++pass) {
+    const int frames = o.frames / passes + (pass < o.frames % passes ? 1 : 0);
+    for (Timing& t : timings) {
+      if (t.failed) continue;
       try {
-        const Timed t = time_model(graph, file.string(), o);
-        timed.push_back(t);
-        samples.push_back({file.filename().string(), graph, t.fitted_ms});
-        if (!o.json)
-          std::fprintf(stderr, "timed %s: %.4f ms a frame (%s of %d; %.4f-%.4f)\n",
-                       file.string().c_str(), t.fitted_ms, o.statistic.c_str(), o.frames, t.min_ms,
-                       t.max_ms);
-        continue;
+        Frame frame(t.graph, o);
+        for (int i = 0; i < o.warmup; ++i) frame.run();
+        for (int i = 0; i < frames; ++i) {
+          const auto start = std::chrono::steady_clock::now();
+          frame.run();
+          t.ms.push_back(
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                  .count());
+        }
       } catch (const Error& e) {
-        skipped.push_back({file.string(), e.what()});
+        t.failed = true;
+        skip(t.file, e.what());
       }
     }
+  }
+  for (Timing& t : timings) {
+    if (t.failed) continue;
+    const Timed timed_model = summary(t, o);
+    timed.push_back(timed_model);
+    samples.push_back({t.file.filename().string(), std::move(t.graph), timed_model.fitted_ms});
     if (!o.json)
-      std::fprintf(stderr, "skipped %s: %s\n", file.string().c_str(),
-                   skipped.back().reason.c_str());
+      std::fprintf(stderr, "timed %s: %.4f ms a frame (%s of %d; %.4f-%.4f)\n",
+                   t.file.string().c_str(), timed_model.fitted_ms, o.statistic.c_str(), o.frames,
+                   timed_model.min_ms, timed_model.max_ms);
   }
   if (samples.empty())
     throw Error("calibrate: no model could be timed (" + skipped.front().file + ": " +
@@ -211,8 +273,10 @@ int run_calibrate(const CalibrateOptions& o) {
   const CalibrationFit fit = fit_calibration(samples, base);
   const std::vector<std::string> header = {
       "base target " + o.target + "; timed on " + host_name() + " at " + utc_now() + " through " +
-      o.backend + ", one frame at a time, int8 in and out: the " + o.statistic + " of " +
-      std::to_string(o.frames) + " frames after " + std::to_string(o.warmup) + " warm-up"};
+      o.backend + " (CPU subgraphs on the host with " + o.cpu_backend +
+      "), one frame at a time, int8 in and out: the " + o.statistic + " of " +
+      std::to_string(o.frames) + " frames after " + std::to_string(o.warmup) + " warm-up, in " +
+      std::to_string(o.passes) + " pass" + (o.passes == 1 ? "" : "es") + " over the models"};
   std::vector<std::string> lines = header;
   for (const Skipped& s : skipped) lines.push_back("skipped " + s.file + ": " + s.reason);
   write_file_atomically(out, calibrated_target_yaml(base_text, fit, name, lines));
@@ -234,6 +298,7 @@ int run_calibrate(const CalibrateOptions& o) {
     j["name"] = name;
     j["base_target"] = o.target;
     j["backend"] = o.backend;
+    j["cpu_backend"] = o.cpu_backend;
     j["statistic"] = o.statistic;
     j["models"] = models;
     j["skipped"] = skipped_json;
@@ -264,10 +329,19 @@ Command add_calibrate_command(CLI::App& app) {
   sub->add_option("--name", o.name, "The calibrated target's name (default: <base>-calibrated)");
   sub->add_option("--backend", o.backend, "The backend that runs the compiled models")
       ->capture_default_str();
+  sub->add_option("--cpu-backend", o.cpu_backend,
+                  "The host backend that runs a model's CPU ops after its DPU subgraph (the A53 "
+                  "path; default: cpu where built, else ref)");
   sub->add_option("--frames", o.frames, "Timed frames per model (the median is fitted)")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
-  sub->add_option("--warmup", o.warmup, "Untimed frames per model first")
+  sub->add_option("--passes", o.passes,
+                  "Rounds over the models, each loading every model and timing its share of the "
+                  "frames (the warm-up in each): a machine whose speed drifts drifts under "
+                  "every model alike")
+      ->check(CLI::Range(1, 1'000))
+      ->capture_default_str();
+  sub->add_option("--warmup", o.warmup, "Untimed frames per model first (in each pass)")
       ->check(CLI::Range(0, 1'000'000))
       ->capture_default_str();
   sub->add_option("--statistic", o.statistic,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dpushard/builder.hpp"
 #include "dpushard/calibrate.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/micro.hpp"
@@ -45,6 +46,32 @@ std::vector<Graph> models() {
   return out;
 }
 
+// conv (DPU) -> softmax or a LeakyReLU of slope 0.2 (not the DPU's): a DPU subgraph, then a
+// CPU subgraph of one op (transcendental or elementwise) over side x side x channels.
+Graph cpu_tail_model(const std::string& kind, std::int64_t side, std::int64_t channels) {
+  GraphBuilder b(kind + "_tail_" + std::to_string(side) + "x" + std::to_string(channels));
+  const Value x = b.input("x", {1, side, side, channels}, 6);
+  const Value w = b.shaped_constant("w", {channels, 1, 1, channels}, 7);
+  Conv2dSpec spec;
+  spec.kernel = {1, 1};
+  spec.pad = {0, 0, 0, 0};
+  const Value y = b.conv2d("conv", x, w, std::nullopt, spec, 5);
+  if (kind == "softmax")
+    b.softmax("softmax", y, -1, 7);
+  else
+    b.leaky_relu("leaky", y, 0.2, y.fix_point);
+  return b.finish();
+}
+
+std::vector<Graph> cpu_tail_models() {
+  std::vector<Graph> out;
+  for (const char* kind : {"softmax", "leaky"})
+    for (const auto& [side, channels] :
+         {std::pair<std::int64_t, std::int64_t>{28, 64}, {56, 64}, {56, 128}})
+      out.push_back(cpu_tail_model(kind, side, channels));
+  return out;
+}
+
 Target truth() {
   Target t = builtin_target("kv260");
   t.compute_efficiency = 0.55;
@@ -53,13 +80,18 @@ Target truth() {
   t.per_frame_us = 2'500;
   t.per_subgraph_us = 500;
   t.copy_in_ns_per_byte = t.copy_out_ns_per_byte = 10;
+  t.cpu_transcendental_gflops = 0.37;
+  t.cpu_elementwise_gflops = 0.25;
   return t;
 }
 
-std::vector<CalibrationSample> samples(const Target& t, double scale = 1.0) {
+std::vector<CalibrationSample> samples(const Target& t, bool with_cpu_tails = false) {
   std::vector<CalibrationSample> out;
-  for (Graph& g : models()) {
-    const double ms = modeled_ms(g, t) * scale;
+  std::vector<Graph> graphs = models();
+  if (with_cpu_tails)
+    for (Graph& g : cpu_tail_models()) graphs.push_back(std::move(g));
+  for (Graph& g : graphs) {
+    const double ms = modeled_ms(g, t);
     out.push_back({g.name(), std::move(g), ms});
   }
   return out;
@@ -76,8 +108,16 @@ TEST(CalibrationFit, FindsTheFiguresThatMadeTheTimes) {
   ASSERT_GE(s.size(), 8u);
   const CalibrationFit fit = fit_calibration(s, builtin_target("kv260"));
   EXPECT_TRUE(fit.converged);
-  for (const CalibrationParameter& p : fit.parameters)
-    EXPECT_TRUE(p.fitted) << p.name << ": " << p.note;
+  // No model has a CPU op or a second subgraph: the CPU rates and the launch keep the base's.
+  for (const CalibrationParameter& p : fit.parameters) {
+    const bool cpu_path = p.name.starts_with("cpu.") || p.name == "overheads.per_subgraph_us";
+    EXPECT_EQ(p.fitted, !cpu_path) << p.name << ": " << p.note;
+    if (cpu_path) {
+      EXPECT_NE(p.note.find("not fitted: no model has"), std::string::npos) << p.name;
+    }
+  }
+  EXPECT_EQ(fit.target.cpu_transcendental_gflops,
+            builtin_target("kv260").cpu_transcendental_gflops);
   EXPECT_NEAR(fit.target.compute_efficiency, 0.55, 1e-6);
   EXPECT_NEAR(fit.target.min_op_cycles, 8'000, 1e-3);
   EXPECT_NEAR(fit.target.alu_min_op_cycles, 6'000, 1e-3);
@@ -88,6 +128,44 @@ TEST(CalibrationFit, FindsTheFiguresThatMadeTheTimes) {
   EXPECT_LT(fit.rms_relative, 1e-9);
   ASSERT_EQ(fit.residuals.size(), s.size());
   for (const CalibrationResidual& r : fit.residuals) EXPECT_NEAR(r.relative(), 0.0, 1e-9) << r.name;
+}
+
+TEST(CalibrationFit, CpuSubgraphsFitTheirRatesAndLaunch) {
+  const std::vector<CalibrationSample> s = samples(truth(), true);
+  const Target kv260 = builtin_target("kv260");
+  const CalibrationFit fit = fit_calibration(s, kv260);
+  EXPECT_TRUE(fit.converged);
+  EXPECT_NEAR(fit.target.cpu_transcendental_gflops, 0.37, 0.37 * 1e-6);
+  EXPECT_NEAR(fit.target.cpu_elementwise_gflops, 0.25, 0.25 * 1e-6);
+  EXPECT_NEAR(fit.target.per_subgraph_us, 500, 1e-4);  // now told apart from the fixed cost
+  EXPECT_NEAR(fit.target.per_frame_us, 2'500, 1e-3);
+  EXPECT_NEAR(fit.target.compute_efficiency, 0.55, 1e-6);
+  EXPECT_NEAR(fit.target.copy_in_ns_per_byte, 10, 1e-6);
+  EXPECT_TRUE(parameter(fit, "cpu.fallback_gflops.transcendental").fitted);
+  EXPECT_TRUE(parameter(fit, "overheads.per_subgraph_us").fitted);
+  for (const char* kept : {"gemm", "depthwise", "normalization"}) {
+    const CalibrationParameter& p = parameter(fit, std::string("cpu.fallback_gflops.") + kept);
+    EXPECT_FALSE(p.fitted) << kept;
+    EXPECT_NE(p.note.find("no model has a CPU op of this class"), std::string::npos) << kept;
+  }
+  EXPECT_EQ(fit.target.cpu_gemm_gflops, kv260.cpu_gemm_gflops);
+  EXPECT_LT(fit.rms_relative, 1e-9);
+  // The CPU ops' time is a real share of the tails' frames, not a rounding error.
+  for (const Graph& g : cpu_tail_models()) {
+    PredictOptions o;
+    o.io = HostIo::Network;
+    const Prediction p = predict(g, truth(), o);
+    const double ops_ms = p.cpu_ms - p.cpu_subgraphs * truth().per_subgraph_us / 1e3;
+    EXPECT_GT(ops_ms, 0.1 * (p.dpu_ms + p.cpu_ms + p.host_ms)) << g.name();
+  }
+  // The file: the fitted rates replace theirs, the others stay as the base wrote them.
+  const std::string yaml = calibrated_target_yaml(builtin_target_yaml("kv260"), fit, "k", {});
+  const Target back = parse_target(yaml, "calibrated.yaml");
+  EXPECT_NEAR(back.cpu_transcendental_gflops, 0.37, 1e-5);
+  EXPECT_NEAR(back.cpu_elementwise_gflops, 0.25, 1e-5);
+  EXPECT_EQ(back.cpu_gemm_gflops, kv260.cpu_gemm_gflops);
+  EXPECT_NE(yaml.find("    transcendental: 0.37   # calibrated"), std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("    gemm: 5.2   # calibrated"), std::string::npos);
 }
 
 TEST(CalibrationFit, NoisyTimesGiveStandardErrorsAndResiduals) {

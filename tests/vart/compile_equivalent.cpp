@@ -13,7 +13,17 @@
 
 namespace dpushard::vart_test {
 
-Graph compile_equivalent(const Graph& int_graph) {
+Graph compile_equivalent(const Graph& int_graph) { return compile_equivalent(int_graph, {}); }
+
+Graph compile_equivalent(const Graph& int_graph, const std::set<std::string>& cpu_ops) {
+  std::set<std::string> on_cpu = cpu_ops;
+  for (const Op& op : int_graph.ops())
+    if (op.type == "fix" && op.all_producers().size() == 1 &&
+        cpu_ops.contains(op.all_producers().front()))
+      on_cpu.insert(op.name);
+  Subgraph tail;
+  tail.name = "subgraph_cpu_tail";
+  tail.attrs["device"] = std::string("CPU");
   Graph out(int_graph.name());
   std::map<std::string, std::string> renamed;  // input fix op -> data-fix op
   Subgraph root;
@@ -54,6 +64,21 @@ Graph compile_equivalent(const Graph& int_graph) {
     for (OpArg& arg : op.args)
       for (std::string& p : arg.producers)
         if (const auto it = renamed.find(p); it != renamed.end()) p = it->second;
+    if (on_cpu.contains(op.name)) {
+      tail.ops.push_back(op.name);
+      out.add_op(std::move(op));
+      continue;
+    }
+    const auto consumers = int_graph.consumers(op.name);
+    const bool read_by_cpu = std::any_of(consumers.begin(), consumers.end(),
+                                         [&](const Op* c) { return on_cpu.contains(c->name); });
+    if (read_by_cpu) {
+      if (op.type != "fix")
+        throw Error("compile_equivalent: '" + op.name + "', read by a CPU op, is not a fix op");
+      op.output.data_type = DataType::XInt;
+      op.output.bit_width = 8;
+      op.output.attrs["fix_point"] = get_attr<std::int32_t>(op.attrs, "fix_point", op.name);
+    }
     const bool is_output = std::find(outputs.begin(), outputs.end(), op.name) != outputs.end();
     if (is_output) {
       if (op.type != "fix")
@@ -75,6 +100,7 @@ Graph compile_equivalent(const Graph& int_graph) {
     out.add_op(std::move(op));
   }
   root.children.push_back(dpu);
+  if (!tail.ops.empty()) root.children.push_back(tail);
   if (!cpu.ops.empty()) root.children.push_back(cpu);
   for (const Op& op : out.ops()) root.ops.push_back(op.name);
   out.root() = root;

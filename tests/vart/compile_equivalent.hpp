@@ -8,12 +8,20 @@
 // the `_int` fragment itself, so only the boundary (names, shapes, fix points) must be right.
 
 #include <cstdint>
+#include <set>
+#include <string>
 
 #include "dpushard/graph.hpp"
 
 namespace dpushard::vart_test {
 
 Graph compile_equivalent(const Graph& int_graph);
+
+// The same with the ops named in `cpu_ops` (and each fix op right after one) in a CPU subgraph
+// after the DPU's, as vai_c_xir places ops the DPU cannot run after the last DPU layer: each
+// DPU fix op they read becomes an xint8 tensor with its fix_point, and an output they compute
+// gets no fix2float. The CPU ops stay `_int` ops, as the DPU subgraph's do.
+Graph compile_equivalent(const Graph& int_graph, const std::set<std::string>& cpu_ops);
 
 // `compiled` with every empty const-fix op given int8 values in its `data` attribute (where
 // XIR keeps them; vai_c_xir leaves it empty and packs the weights for the DPU): weights

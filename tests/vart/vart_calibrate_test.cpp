@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,7 @@
 
 #include "compile_equivalent.hpp"
 #include "dpushard/backend.hpp"
+#include "dpushard/builder.hpp"
 #include "dpushard/builtin_backends.hpp"
 #include "dpushard/micro.hpp"
 #include "dpushard/perf.hpp"
@@ -39,7 +42,9 @@ const fs::path kWork =
 // Each is large beside what this machine adds: the double's own host path (the DPU process's
 // round trip, about 0.1 ms a frame, which the fit rightly counts in the fixed cost) is 2 % of
 // the fixed cost, and the ALU floor (0.3 ms) is many times the spread of a model's fastest of
-// 25 frames (about 10 us). At 0.1 ms and 7 frames the ALU floor came out 5-13 % off.
+// 25 frames (about 10 us). At 0.1 ms and 7 frames the ALU floor came out 5-13 % off. The 25
+// frames are taken in 3 passes over the models (--passes): in one pass, the copy cost came
+// out more than 5 % off in 2 of 10 runs at load 5 (a slow spell on the large-input models).
 const std::map<std::string, double> kTruth = {
     {"dpu.compute_efficiency", 0.55},
     {"dpu.min_op_cycles", 40'000},
@@ -91,6 +96,40 @@ void write_models(const fs::path& dir) {
   write_xmodel(make_micro_model(micro_models().front().name), dir / "not_compiled_int.xmodel");
 }
 
+// conv 1x1 on the DPU, then softmax or a LeakyReLU of slope 0.2 (not the DPU's) on the CPU:
+// a DPU subgraph and a CPU subgraph, which calibrate runs as VART, then the host.
+Graph cpu_tail_model(const std::string& kind, std::int64_t side, std::int64_t channels) {
+  GraphBuilder b(kind + "_tail_" + std::to_string(side) + "x" + std::to_string(channels));
+  const Value x = b.input("x", {1, side, side, channels}, 6);
+  const Value w =
+      b.constant("w", {channels, 1, 1, channels},
+                 std::vector<std::int8_t>(static_cast<std::size_t>(channels * channels), 1), 7);
+  Conv2dSpec spec;
+  spec.kernel = {1, 1};
+  spec.pad = {0, 0, 0, 0};
+  const Value y = b.conv2d("conv", x, w, std::nullopt, spec, 5);
+  if (kind == "softmax")
+    b.softmax("softmax", y, -1, 7);
+  else
+    b.leaky_relu("leaky", y, 0.2, y.fix_point);
+  return b.finish();
+}
+
+// The CPU-heavy models: each class at three sizes.
+std::vector<std::string> write_cpu_tail_models(const fs::path& dir) {
+  std::vector<std::string> names;
+  // Softmax costs about 3 times a LeakyReLU's time per element here: the LeakyReLUs are larger.
+  const std::vector<std::pair<std::string, std::array<std::int64_t, 2>>> models = {
+      {"softmax", {16, 64}}, {"softmax", {24, 64}}, {"softmax", {32, 96}},
+      {"leaky", {24, 64}},   {"leaky", {32, 96}},   {"leaky", {40, 128}}};
+  for (const auto& [kind, size] : models) {
+    const Graph g = cpu_tail_model(kind, size[0], size[1]);
+    write_xmodel(vart_test::compile_equivalent(g, {kind}), dir / (g.name() + ".xmodel"));
+    names.push_back(g.name() + ".xmodel");
+  }
+  return names;
+}
+
 struct CliRun {
   int status = 0;
   std::string out, err;
@@ -129,8 +168,9 @@ class Calibrate : public ::testing::Test {
 TEST_F(Calibrate, RecoversTheInjectedFiguresWithinFivePercent) {
   const fs::path target = kWork / "calibrated.yaml";
   const CliRun r =
-      cli(board_env(), "calibrate '" + (kWork / "models").string() + "' -o '" + target.string() +
-                           "' --name kv260-double --frames 25 --warmup 2 --statistic min --json");
+      cli(board_env(),
+          "calibrate '" + (kWork / "models").string() + "' -o '" + target.string() +
+              "' --name kv260-double --frames 25 --passes 3 --warmup 2 --statistic min --json");
   ASSERT_EQ(r.status, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_GE(j["models"].size(), 8u);
@@ -138,6 +178,11 @@ TEST_F(Calibrate, RecoversTheInjectedFiguresWithinFivePercent) {
   EXPECT_NE(j["skipped"][0]["file"].get<std::string>().find("not_compiled_int"), std::string::npos);
   for (const auto& p : j["parameters"]) {
     const std::string name = p["name"];
+    if (!kTruth.contains(name)) {  // the A53 path's figures: no model here has a CPU op
+      EXPECT_FALSE(p["fitted"].get<bool>()) << name;
+      EXPECT_NE(p["note"].get<std::string>().find("not fitted"), std::string::npos) << name;
+      continue;
+    }
     const double truth = kTruth.at(name);
     EXPECT_TRUE(p["fitted"].get<bool>()) << name << ": " << p["note"];
     EXPECT_NEAR(p["value"].get<double>(), truth, 0.05 * truth) << name << "\n" << r.out;
@@ -175,6 +220,84 @@ TEST_F(Calibrate, RecoversTheInjectedFiguresWithinFivePercent) {
   for (const QTensor& s : input_specs(cnn))
     inputs.push_back(random_qtensor(s.name, s.shape, s.fix_point, 1));
   EXPECT_EQ(sim->run(inputs).size(), cnn.outputs().size());
+}
+
+// Models with a CPU subgraph after the DPU's: the DPU part's time is the injected board's, the
+// CPU ops really run on this machine (the ref backend, one thread), so the truth of the CPU
+// rates is this machine's: the fit must predict the CPU-heavy models' own times within 5 %,
+// and still find the injected DPU efficiency and floors. This board's fixed cost is 1 ms and
+// it copies at 4 ns a byte (the others' 5 ms and 40 ns would make the tails' frames fixed cost
+// and copies, not CPU work); the fixed cost is not checked here (the double's own 0.1 ms a
+// frame is 10 % of it; the test above checks it). The CPU ops take 0.3-3 ms and the frames
+// 1.5-5 ms: on a machine shared with other work a longer frame is rarely spared by the
+// scheduler, and its fastest of 60 is then no longer its own time. The 60 frames are taken
+// in 5 passes over the models, so that a slow spell of the machine does not fall on some
+// models only (taken one model after the other, the softmax models came out 5-17 % apart; in
+// 3 passes, 1 run of 8 had 3 of the 6 over 5 %).
+TEST_F(Calibrate, CpuSubgraphsFitTheHostPathsRates) {
+  const fs::path models = kWork / "models_cpu";
+  fs::create_directories(models);
+  for (const auto& entry : fs::directory_iterator(kWork / "models"))
+    if (entry.path().filename().string() != "not_compiled_int.xmodel")
+      fs::copy_file(entry.path(), models / entry.path().filename(),
+                    fs::copy_options::overwrite_existing);
+  const std::vector<std::string> tails = write_cpu_tail_models(models);
+  std::string board = read(kWork / "board.yaml");
+  set(board, "per_frame_us", 500);
+  set(board, "copy_in_ns_per_byte", 4);
+  set(board, "copy_out_ns_per_byte", 4);
+  std::ofstream(kWork / "board_cpu.yaml") << board;
+  const fs::path target = kWork / "calibrated_cpu.yaml";
+  const CliRun r =
+      cli("DPUSHARD_VART_DOUBLE_TIMING='" + (kWork / "board_cpu.yaml").string() +
+              "' DPUSHARD_VART_DOUBLE_NULL_JOBS=1",
+          "calibrate '" + models.string() + "' -o '" + target.string() +
+              "' --cpu-backend ref --frames 60 --passes 5 --warmup 2 --statistic min --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["skipped"].size(), 0u) << r.out;
+  EXPECT_EQ(j["cpu_backend"], "ref");
+  std::map<std::string, nlohmann::json> parameter;
+  for (const auto& p : j["parameters"]) parameter[p["name"]] = p;
+  for (const char* fitted :
+       {"cpu.fallback_gflops.transcendental", "cpu.fallback_gflops.elementwise"})
+    EXPECT_TRUE(parameter[fitted]["fitted"].get<bool>()) << fitted << "\n" << r.out;
+  // The host path adds little per CPU subgraph here (a few tens of us): fitted, or held at 0
+  // when the frames' noise puts it below.
+  const nlohmann::json& launch = parameter["overheads.per_subgraph_us"];
+  EXPECT_TRUE(launch["fitted"].get<bool>() ||
+              launch["note"].get<std::string>().starts_with("held at 0"))
+      << r.out;
+  EXPECT_FALSE(parameter["cpu.fallback_gflops.gemm"]["fitted"].get<bool>());
+  for (const char* dpu : {"dpu.compute_efficiency", "dpu.min_op_cycles", "dpu.alu_min_op_cycles"}) {
+    const double truth = kTruth.at(dpu);
+    EXPECT_NEAR(parameter[dpu]["value"].get<double>(), truth, 0.05 * truth) << dpu << "\n" << r.out;
+  }
+  // The CPU-heavy models: most of each frame is the host's CPU ops, and the fit predicts it.
+  int checked = 0;
+  for (const auto& res : j["residuals"]) {
+    const std::string model = res["model"];
+    if (std::find(tails.begin(), tails.end(), model) == tails.end()) continue;
+    ++checked;
+    EXPECT_LT(std::abs(res["relative_residual"].get<double>()), 0.05) << model << "\n" << r.out;
+  }
+  EXPECT_EQ(checked, static_cast<int>(tails.size()));
+  std::printf(
+      "this machine's CPU path: transcendental %.3g GFLOP/s, elementwise %.3g GFLOP/s, "
+      "a CPU subgraph's launch %.3g us\n",
+      parameter["cpu.fallback_gflops.transcendental"]["value"].get<double>(),
+      parameter["cpu.fallback_gflops.elementwise"]["value"].get<double>(),
+      parameter["overheads.per_subgraph_us"]["value"].get<double>());
+  for (const auto& res : j["residuals"])
+    if (std::find(tails.begin(), tails.end(), res["model"]) != tails.end())
+      std::printf("  %s: measured %.4f ms, model %.4f ms (%+.2f %%)\n",
+                  res["model"].get<std::string>().c_str(), res["measured_ms"].get<double>(),
+                  res["model_ms"].get<double>(), 100 * res["relative_residual"].get<double>());
+  const Target t = load_target(target);
+  EXPECT_NEAR(t.cpu_transcendental_gflops,
+              parameter["cpu.fallback_gflops.transcendental"]["value"].get<double>(),
+              1e-5 * t.cpu_transcendental_gflops);
+  EXPECT_NE(read(target).find("# calibrated"), std::string::npos);
 }
 
 TEST_F(Calibrate, HumanOutputNamesEveryModelAndFigure) {

@@ -114,6 +114,12 @@ struct OpTiming {
   bool alu = false;              // on the DPU: the ALU (alu_min_op_cycles), else the conv engine
   double ms = 0;                 // max(compute, memory, floor) on the DPU; the CPU time otherwise
   Bound bound = Bound::Compute;
+  // On the CPU at a fallback rate: that rate's key in the target's cpu.fallback_gflops
+  // ("gemm", "depthwise", "elementwise", "transcendental", "normalization") and the op's
+  // float operations (ms = cpu_flops / that rate). Empty and 0 otherwise (on the DPU, or a
+  // trailing conv priced at its DPU time x boundary_slowdown).
+  std::string_view cpu_rate;
+  double cpu_flops = 0;
 };
 
 struct Prediction {

@@ -17,12 +17,38 @@ constexpr double kNsInMs = 1e6;
 constexpr int kMaxIterations = 30;
 
 // The unknowns, in this order: 1 / compute_efficiency, the two floors (cycles), the fixed
-// cost of a frame (us: host.per_frame_us + one DPU subgraph's launch) and the copy cost of
-// its input and output bytes (ns per byte).
-enum Unknown : std::size_t { kInverseEfficiency, kConvFloor, kAluFloor, kFixed, kCopy, kUnknowns };
+// cost of a frame (us: host.per_frame_us + one DPU subgraph's launch), the copy cost of its
+// input and output bytes (ns per byte), the launch of each further subgraph (us: a CPU
+// subgraph's, another DPU subgraph's) and, per CPU op class, 1 / its fallback rate (ns per
+// float operation: the A53 path of the CPU subgraphs).
+enum Unknown : std::size_t {
+  kInverseEfficiency,
+  kConvFloor,
+  kAluFloor,
+  kFixed,
+  kCopy,
+  kSubgraph,
+  kCpuFirst,
+  kUnknowns = kCpuFirst + 5
+};
+
+// The CPU rates in the order of their unknowns, by their key in cpu.fallback_gflops.
+struct CpuRate {
+  std::string_view key;
+  double Target::*gflops;
+};
+constexpr CpuRate kCpuRates[] = {{"gemm", &Target::cpu_gemm_gflops},
+                                 {"depthwise", &Target::cpu_depthwise_gflops},
+                                 {"elementwise", &Target::cpu_elementwise_gflops},
+                                 {"transcendental", &Target::cpu_transcendental_gflops},
+                                 {"normalization", &Target::cpu_normalization_gflops}};
+static_assert(kCpuFirst + std::size(kCpuRates) == kUnknowns);
+
+bool is_cpu_rate(std::size_t j) { return j >= kCpuFirst; }
 
 // One sample at the current figures: its coefficients per unknown (ms per unit), the time that
-// no unknown moves (memory-bound DPU ops, CPU ops, extra subgraph launches), and its regimes.
+// no unknown moves (memory-bound DPU ops, trailing convs at their boundary slowdown), and its
+// regimes.
 struct Row {
   std::vector<double> coefficients = std::vector<double>(kUnknowns, 0.0);
   double known_ms = 0;
@@ -37,7 +63,13 @@ Row row_of(const Graph& graph, const Target& target) {
   const double cycles_per_ms = target.clock_mhz * 1e3;
   for (const OpTiming& t : p.ops) {
     if (t.engine != Device::Dpu) {
-      row.known_ms += t.ms;
+      const auto* rate = std::find_if(std::begin(kCpuRates), std::end(kCpuRates),
+                                      [&](const CpuRate& r) { return r.key == t.cpu_rate; });
+      if (rate != std::end(kCpuRates))  // flops at the class's rate: ns per flop
+        row.coefficients[kCpuFirst + static_cast<std::size_t>(rate - std::begin(kCpuRates))] +=
+            t.cpu_flops / kNsInMs;
+      else
+        row.known_ms += t.ms;
       row.regimes += 'p';
     } else if (t.floor_ms > 0) {
       row.coefficients[t.alu ? kAluFloor : kConvFloor] += 1.0 / cycles_per_ms;
@@ -51,16 +83,18 @@ Row row_of(const Graph& graph, const Target& target) {
     }
   }
   // Launches: the first DPU subgraph is in the fixed cost, the others and the CPU's are not.
-  row.known_ms +=
-      (std::max(0, p.dpu_subgraphs - 1) + p.cpu_subgraphs) * target.per_subgraph_us / kUsInMs;
+  row.coefficients[kSubgraph] = (std::max(0, p.dpu_subgraphs - 1) + p.cpu_subgraphs) / kUsInMs;
   row.coefficients[kFixed] = 1.0 / kUsInMs;
   row.coefficients[kCopy] = static_cast<double>(p.input_bytes + p.output_bytes) / kNsInMs;
   return row;
 }
 
 std::vector<double> base_values(const Target& t) {
-  return {1.0 / t.compute_efficiency, t.min_op_cycles, t.alu_min_op_cycles,
-          t.per_frame_us + t.per_subgraph_us, t.copy_in_ns_per_byte};
+  std::vector<double> x = {1.0 / t.compute_efficiency, t.min_op_cycles,
+                           t.alu_min_op_cycles,        t.per_frame_us + t.per_subgraph_us,
+                           t.copy_in_ns_per_byte,      t.per_subgraph_us};
+  for (const CpuRate& r : kCpuRates) x.push_back(1.0 / (t.*r.gflops));
+  return x;
 }
 
 // `base` with the unknowns' values (each kept in the target's range while iterating).
@@ -70,12 +104,24 @@ Target with_figures(const Target& base, const std::vector<double>& x) {
   t.min_op_cycles = std::max(0.0, x[kConvFloor]);
   t.alu_min_op_cycles = std::max(0.0, x[kAluFloor]);
   const double fixed = std::max(0.0, x[kFixed]);
-  // One DPU subgraph per frame: its launch and the frame's fixed cost are one figure here.
-  // The launch keeps the base's figure (a CPU subgraph pays it too); the rest is per frame.
-  t.per_subgraph_us = std::min(base.per_subgraph_us, fixed);
+  // A frame's first DPU subgraph: its launch and the frame's fixed cost are one figure. The
+  // launch is the fitted one when a model has a further subgraph, else the base's (a CPU
+  // subgraph pays it too); the rest of the fixed cost is per frame.
+  t.per_subgraph_us = std::clamp(x[kSubgraph], 0.0, fixed);
   t.per_frame_us = fixed - t.per_subgraph_us;
   t.copy_in_ns_per_byte = t.copy_out_ns_per_byte = std::max(0.0, x[kCopy]);
+  for (std::size_t r = 0; r < std::size(kCpuRates); ++r)
+    t.*kCpuRates[r].gflops = 1.0 / std::max(x[kCpuFirst + r], 1e-9);
   return t;
+}
+
+std::string not_moved_note(std::size_t j) {
+  if (j == kSubgraph)
+    return "not fitted: no model has a second subgraph (a CPU subgraph or another DPU one); "
+           "the launch is paid once per frame, within the fixed cost";
+  if (is_cpu_rate(j))
+    return "not fitted: no model has a CPU op of this class (the A53 path of a CPU subgraph)";
+  return "not fitted: no model has an op in that regime";
 }
 
 std::string fmt(double v) {
@@ -97,6 +143,7 @@ Solve solve(const std::vector<Row>& rows, const std::vector<CalibrationSample>& 
             const std::vector<double>& base) {
   Solve s{base, std::vector<double>(kUnknowns, 0.0), std::vector<std::string>(kUnknowns),
           std::vector<bool>(kUnknowns, false)};
+  std::vector<double> held = base;  // what the figures not fitted count at
   std::vector<std::size_t> active;
   for (std::size_t j = 0; j < kUnknowns; ++j) {
     const bool moved =
@@ -104,7 +151,7 @@ Solve solve(const std::vector<Row>& rows, const std::vector<CalibrationSample>& 
     if (moved)
       active.push_back(j);
     else
-      s.notes[j] = "not fitted: no model has an op in that regime";
+      s.notes[j] = not_moved_note(j);
   }
   for (;;) {
     if (samples.size() < active.size() + 1)
@@ -118,7 +165,11 @@ Solve solve(const std::vector<Row>& rows, const std::vector<CalibrationSample>& 
       std::vector<double> line;
       for (const std::size_t j : active) line.push_back(rows[i].coefficients[j] * w);
       a.push_back(std::move(line));
-      b.push_back((samples[i].measured_ms - rows[i].known_ms) * w);
+      double known = rows[i].known_ms;  // the figures not fitted count at their held value
+      for (std::size_t j = 0; j < kUnknowns; ++j)
+        if (std::find(active.begin(), active.end(), j) == active.end())
+          known += rows[i].coefficients[j] * held[j];
+      b.push_back((samples[i].measured_ms - known) * w);
     }
     std::size_t deficient = 0;
     const auto solution = perf::solve_least_squares(a, b, deficient);
@@ -127,6 +178,26 @@ Solve solve(const std::vector<Row>& rows, const std::vector<CalibrationSample>& 
       s.notes[j] = "not fitted: these models cannot tell it apart from the other figures";
       active.erase(active.begin() +
                    static_cast<std::ptrdiff_t>(std::min(deficient, active.size() - 1)));
+      continue;
+    }
+    // A floor or cost below 0 (a figure these models do not resolve from 0, pushed below it
+    // by their noise) is held at 0 and the others fitted again: writing it as 0 without
+    // that would leave the others fitted to a negative one.
+    std::size_t most_negative = active.size();
+    for (std::size_t c = 0; c < active.size(); ++c) {
+      const std::size_t j = active[c];
+      const bool non_negative =
+          j == kConvFloor || j == kAluFloor || j == kFixed || j == kCopy || j == kSubgraph;
+      if (non_negative && solution->x[c] < 0 &&
+          (most_negative == active.size() || solution->x[c] < solution->x[most_negative]))
+        most_negative = c;
+    }
+    if (most_negative < active.size()) {
+      const std::size_t j = active[most_negative];
+      held[j] = s.x[j] = 0;
+      s.notes[j] = "held at 0: the fit gave " + fmt(solution->x[most_negative]) +
+                   " (below what these models resolve); the others were fitted again";
+      active.erase(active.begin() + static_cast<std::ptrdiff_t>(most_negative));
       continue;
     }
     const std::size_t spare = rows.size() - active.size();
@@ -145,9 +216,14 @@ Solve solve(const std::vector<Row>& rows, const std::vector<CalibrationSample>& 
 }  // namespace
 
 const std::vector<std::string>& calibration_parameter_names() {
-  static const std::vector<std::string> names = {
-      "dpu.compute_efficiency", "dpu.min_op_cycles", "dpu.alu_min_op_cycles",
-      "host.per_frame_us+overheads.per_subgraph_us", "host.copy_ns_per_byte"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n = {
+        "dpu.compute_efficiency", "dpu.min_op_cycles",
+        "dpu.alu_min_op_cycles",  "host.per_frame_us+overheads.per_subgraph_us",
+        "host.copy_ns_per_byte",  "overheads.per_subgraph_us"};
+    for (const CpuRate& r : kCpuRates) n.push_back("cpu.fallback_gflops." + std::string(r.key));
+    return n;
+  }();
   return names;
 }
 
@@ -187,6 +263,11 @@ CalibrationFit fit_calibration(const std::vector<CalibrationSample>& samples, co
                   ", outside (0, 1]: the compute-bound ops ran faster than the DPU's peak allows "
                   "(a model's time is not its DPU's, or the clock is wrong)");
   }
+  for (std::size_t j = kCpuFirst; j < kUnknowns; ++j)
+    if (result.fitted[j] && !(result.x[j] > 0))
+      throw Error("calibrate: the fit gives " + calibration_parameter_names()[j] +
+                  " no positive rate: the CPU ops of that class took no time beside the rest "
+                  "(time more of them, or larger ones)");
   fit.target = current;
   const std::vector<std::string>& names = calibration_parameter_names();
   const std::vector<double> final_x = base_values(current);
@@ -195,9 +276,10 @@ CalibrationFit fit_calibration(const std::vector<CalibrationSample>& samples, co
     p.name = names[j];
     p.fitted = result.fitted[j];
     p.note = result.notes[j];
-    if (j == kInverseEfficiency) {
-      p.value = current.compute_efficiency;
-      p.base = base.compute_efficiency;
+    if (j == kInverseEfficiency || is_cpu_rate(j)) {  // fitted as 1 / the figure
+      p.value = j == kInverseEfficiency ? current.compute_efficiency
+                                        : current.*kCpuRates[j - kCpuFirst].gflops;
+      p.base = 1.0 / base_x[j];
       const double x = result.x[j];
       p.std_error = p.fitted ? result.std_error[j] / (x * x) : 0;
     } else {
@@ -206,11 +288,17 @@ CalibrationFit fit_calibration(const std::vector<CalibrationSample>& samples, co
       p.std_error = p.fitted ? result.std_error[j] : 0;
       if (p.fitted && result.x[j] < 0)
         p.note = "the fit gave " + fmt(result.x[j]) + "; written as 0";
+      else if (j == kSubgraph && p.fitted && result.x[j] > p.value)
+        p.note = "the fit gave " + fmt(result.x[j]) + ", more than the fixed cost; written as " +
+                 fmt(p.value);
     }
     if (j == kFixed && p.fitted)
       p.note = (p.note.empty() ? "" : p.note + "; ") + "written as host.per_frame_us " +
                fmt(current.per_frame_us) + " + overheads.per_subgraph_us " +
                fmt(current.per_subgraph_us);
+    if (j == kSubgraph && p.fitted)
+      p.note = (p.note.empty() ? "" : p.note + "; ") +
+               "each launch beyond a frame's first (a CPU subgraph's, another DPU subgraph's)";
     if (j == kCopy && p.fitted)
       p.note = (p.note.empty() ? "" : p.note + "; ") +
                "written as host.copy_in_ns_per_byte and copy_out_ns_per_byte";

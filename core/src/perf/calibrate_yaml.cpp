@@ -51,6 +51,27 @@ void replace(std::vector<std::string>& lines, const std::string& section, const 
               (section.empty() ? key : section + "." + key));
 }
 
+// Replaces `cpu.fallback_gflops.key` (a block map two levels down) with `value`.
+void replace_cpu_rate(std::vector<std::string>& lines, const std::string& key,
+                      const std::string& value) {
+  bool in_cpu = false, in_rates = false;
+  for (std::string& line : lines) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line[0] != ' ') {
+      in_cpu = starts_with(line, "cpu:");
+      in_rates = false;
+      continue;
+    }
+    if (in_cpu && starts_with(line, "  ") && line[2] != ' ' && line[2] != '#')
+      in_rates = starts_with(line, "  fallback_gflops:");
+    else if (in_rates && starts_with(line, "    " + key + ":")) {
+      line = "    " + key + ": " + value + "   # calibrated: dpushard calibrate (the fit below)";
+      return;
+    }
+  }
+  throw Error("calibrate: the base target has no line for cpu.fallback_gflops." + key);
+}
+
 bool same_figure(double a, double b) {
   return std::abs(a - b) <= 1e-5 * std::max(1.0, std::abs(b));
 }
@@ -70,6 +91,11 @@ std::string calibrated_target_yaml(std::string_view base_yaml, const Calibration
   replace(lines, "host", "per_frame_us", number(t.per_frame_us));
   replace(lines, "host", "copy_in_ns_per_byte", number(t.copy_in_ns_per_byte));
   replace(lines, "host", "copy_out_ns_per_byte", number(t.copy_out_ns_per_byte));
+  // The CPU rates the fit moved (a model had CPU ops of that class); the others stay as written.
+  const std::string rate_prefix = "cpu.fallback_gflops.";
+  for (const CalibrationParameter& p : fit.parameters)
+    if (p.fitted && starts_with(p.name, rate_prefix))
+      replace_cpu_rate(lines, p.name.substr(rate_prefix.size()), number(p.value));
 
   std::ostringstream out;
   out << "# Calibrated from a board's own measurements (dpushard calibrate; docs/perf.md\n"
@@ -106,7 +132,12 @@ std::string calibrated_target_yaml(std::string_view base_yaml, const Calibration
       !same_figure(back.alu_min_op_cycles, t.alu_min_op_cycles) ||
       !same_figure(back.per_frame_us, t.per_frame_us) ||
       !same_figure(back.per_subgraph_us, t.per_subgraph_us) ||
-      !same_figure(back.copy_in_ns_per_byte, t.copy_in_ns_per_byte))
+      !same_figure(back.copy_in_ns_per_byte, t.copy_in_ns_per_byte) ||
+      !same_figure(back.cpu_gemm_gflops, t.cpu_gemm_gflops) ||
+      !same_figure(back.cpu_depthwise_gflops, t.cpu_depthwise_gflops) ||
+      !same_figure(back.cpu_elementwise_gflops, t.cpu_elementwise_gflops) ||
+      !same_figure(back.cpu_transcendental_gflops, t.cpu_transcendental_gflops) ||
+      !same_figure(back.cpu_normalization_gflops, t.cpu_normalization_gflops))
     throw Error("calibrate: the calibrated target does not read back with the fitted figures");
   return text;
 }

@@ -326,6 +326,22 @@ double cpu_gflops(const Target& t, CpuClass c) {
   return t.cpu_elementwise_gflops;
 }
 
+std::string_view cpu_class_key(CpuClass c) {
+  switch (c) {
+    case CpuClass::Gemm:
+      return "gemm";
+    case CpuClass::Depthwise:
+      return "depthwise";
+    case CpuClass::Transcendental:
+      return "transcendental";
+    case CpuClass::Normalization:
+      return "normalization";
+    case CpuClass::Elementwise:
+      break;
+  }
+  return "elementwise";
+}
+
 bool is_weight(const Graph& graph, const std::string& name) {
   const Op* o = graph.find(name);
   for (int hops = 0; o != nullptr && hops < 16; ++hops) {

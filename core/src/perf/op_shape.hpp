@@ -25,6 +25,8 @@ enum class CpuClass { Gemm, Depthwise, Elementwise, Transcendental, Normalizatio
 
 // The target's rate for `c`, GFLOP/s.
 double cpu_gflops(const Target& target, CpuClass c);
+// Its key in the target's cpu.fallback_gflops: "gemm", "depthwise", ...
+std::string_view cpu_class_key(CpuClass c);
 
 struct OpShape {
   OpKind kind = OpKind::Free;

@@ -57,6 +57,8 @@ void time_on_cpu(const OpShape& s, const Target& target, std::string reason, OpT
   t.engine = Device::Cpu;
   t.cpu_reason = reason.empty() ? "placed on the CPU" : std::move(reason);
   t.compute_ms = s.cpu_flops / (perf::cpu_gflops(target, s.cpu_class) * 1e6);
+  t.cpu_rate = perf::cpu_class_key(s.cpu_class);
+  t.cpu_flops = s.cpu_flops;
   t.memory_ms = 0;
   t.ms = t.compute_ms;
   t.bound = Bound::Cpu;
