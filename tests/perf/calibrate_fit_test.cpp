@@ -13,6 +13,7 @@
 #include "dpushard/micro.hpp"
 #include "dpushard/perf.hpp"
 #include "dpushard/zoo.hpp"
+#include "support/cpu_tail_model.hpp"
 
 namespace dpushard {
 namespace {
@@ -46,23 +47,10 @@ std::vector<Graph> models() {
   return out;
 }
 
-// conv (DPU) -> softmax or a LeakyReLU of slope 0.2 (not the DPU's): a DPU subgraph, then a
-// CPU subgraph of one op (transcendental or elementwise) over side x side x channels.
-Graph cpu_tail_model(const std::string& kind, std::int64_t side, std::int64_t channels) {
-  GraphBuilder b(kind + "_tail_" + std::to_string(side) + "x" + std::to_string(channels));
-  const Value x = b.input("x", {1, side, side, channels}, 6);
-  const Value w = b.shaped_constant("w", {channels, 1, 1, channels}, 7);
-  Conv2dSpec spec;
-  spec.kernel = {1, 1};
-  spec.pad = {0, 0, 0, 0};
-  const Value y = b.conv2d("conv", x, w, std::nullopt, spec, 5);
-  if (kind == "softmax")
-    b.softmax("softmax", y, -1, 7);
-  else
-    b.leaky_relu("leaky", y, 0.2, y.fix_point);
-  return b.finish();
-}
+using testing::cpu_tail_model;
 
+// conv (DPU) -> softmax or a LeakyReLU of slope 0.2 (not the DPU's): a DPU subgraph, then a
+// CPU subgraph of one op (transcendental or elementwise), at several sizes.
 std::vector<Graph> cpu_tail_models() {
   std::vector<Graph> out;
   for (const char* kind : {"softmax", "leaky"})

@@ -12,6 +12,18 @@
 #include "dpushard/shape.hpp"
 
 namespace dpushard::vart_test {
+namespace {
+
+// A tensor that leaves the DPU subgraph (to a CPU op or as an output) is int8 at its fix
+// point, as vai_c_xir writes it; only a fix op can be one. `role` says which it is.
+void leave_dpu_as_xint(Op& op, const std::string& role) {
+  if (op.type != "fix") throw Error("compile_equivalent: '" + op.name + role + " is not a fix op");
+  op.output.data_type = DataType::XInt;
+  op.output.bit_width = 8;
+  op.output.attrs["fix_point"] = get_attr<std::int32_t>(op.attrs, "fix_point", op.name);
+}
+
+}  // namespace
 
 Graph compile_equivalent(const Graph& int_graph) { return compile_equivalent(int_graph, {}); }
 
@@ -72,20 +84,10 @@ Graph compile_equivalent(const Graph& int_graph, const std::set<std::string>& cp
     const auto consumers = int_graph.consumers(op.name);
     const bool read_by_cpu = std::any_of(consumers.begin(), consumers.end(),
                                          [&](const Op* c) { return on_cpu.contains(c->name); });
-    if (read_by_cpu) {
-      if (op.type != "fix")
-        throw Error("compile_equivalent: '" + op.name + "', read by a CPU op, is not a fix op");
-      op.output.data_type = DataType::XInt;
-      op.output.bit_width = 8;
-      op.output.attrs["fix_point"] = get_attr<std::int32_t>(op.attrs, "fix_point", op.name);
-    }
+    if (read_by_cpu) leave_dpu_as_xint(op, "', read by a CPU op,");
     const bool is_output = std::find(outputs.begin(), outputs.end(), op.name) != outputs.end();
     if (is_output) {
-      if (op.type != "fix")
-        throw Error("compile_equivalent: output '" + op.name + "' is not a fix op");
-      op.output.data_type = DataType::XInt;
-      op.output.bit_width = 8;
-      op.output.attrs["fix_point"] = get_attr<std::int32_t>(op.attrs, "fix_point", op.name);
+      leave_dpu_as_xint(op, "', an output,");
       Op f2f;
       f2f.name = op.name + "_";
       f2f.type = "fix2float";

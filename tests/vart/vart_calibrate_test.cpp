@@ -28,6 +28,7 @@
 #include "dpushard/tensor.hpp"
 #include "dpushard/xmodel.hpp"
 #include "dpushard/zoo.hpp"
+#include "support/cpu_tail_model.hpp"
 
 namespace dpushard {
 namespace {
@@ -96,26 +97,10 @@ void write_models(const fs::path& dir) {
   write_xmodel(make_micro_model(micro_models().front().name), dir / "not_compiled_int.xmodel");
 }
 
-// conv 1x1 on the DPU, then softmax or a LeakyReLU of slope 0.2 (not the DPU's) on the CPU:
-// a DPU subgraph and a CPU subgraph, which calibrate runs as VART, then the host.
-Graph cpu_tail_model(const std::string& kind, std::int64_t side, std::int64_t channels) {
-  GraphBuilder b(kind + "_tail_" + std::to_string(side) + "x" + std::to_string(channels));
-  const Value x = b.input("x", {1, side, side, channels}, 6);
-  const Value w =
-      b.constant("w", {channels, 1, 1, channels},
-                 std::vector<std::int8_t>(static_cast<std::size_t>(channels * channels), 1), 7);
-  Conv2dSpec spec;
-  spec.kernel = {1, 1};
-  spec.pad = {0, 0, 0, 0};
-  const Value y = b.conv2d("conv", x, w, std::nullopt, spec, 5);
-  if (kind == "softmax")
-    b.softmax("softmax", y, -1, 7);
-  else
-    b.leaky_relu("leaky", y, 0.2, y.fix_point);
-  return b.finish();
-}
+using testing::cpu_tail_model;
 
-// The CPU-heavy models: each class at three sizes.
+// The CPU-heavy models (a DPU subgraph, then a CPU one: calibrate runs them as VART, then
+// the host): each class at three sizes.
 std::vector<std::string> write_cpu_tail_models(const fs::path& dir) {
   std::vector<std::string> names;
   // Softmax costs about 3 times a LeakyReLU's time per element here: the LeakyReLUs are larger.

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu/cpu_description.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
 #include "ref/ref_backend.hpp"
@@ -18,15 +19,16 @@ namespace dpushard {
 namespace {
 
 // Every backend known to this program, in registration order. `ref` (the definition the
-// others are checked against) and the description of `vart` (kept in dpushard_exec so that a
-// host without VART still knows its traits and says how to build it) are there from the start;
-// register_builtin_backends() adds the rest.
+// others are checked against) and the descriptions of `cpu` and `vart` (kept in dpushard_exec
+// so that a program without oneDNN or VART still knows their traits and says how to build
+// them) are there from the start; register_builtin_backends() adds the rest.
 struct Registry {
   std::mutex mutex;
   std::vector<std::shared_ptr<const BackendDescriptor>> entries;
 
   Registry() {
     entries.push_back(std::make_shared<const BackendDescriptor>(ref_backend_descriptor()));
+    entries.push_back(std::make_shared<const BackendDescriptor>(cpu_backend_description()));
     entries.push_back(std::make_shared<const BackendDescriptor>(vart_backend_description()));
   }
 };

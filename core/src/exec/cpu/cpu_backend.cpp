@@ -10,6 +10,7 @@
 
 #include "../lowering/lower.hpp"
 #include "../ref/kernels.hpp"
+#include "cpu_description.hpp"
 #include "dnnl_kernels.hpp"
 #include "dpushard/error.hpp"
 
@@ -73,10 +74,7 @@ std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options) {
 }
 
 void register_cpu_backend() {
-  BackendDescriptor d;
-  d.name = "cpu";
-  d.summary = "the host CPU, oneDNN int8: bit-identical to ref";
-  d.traits = {CompiledModels::Lowered, DeviceKind::HostCpu, false, false, true};
+  BackendDescriptor d = cpu_backend_description();
   d.make = &make_cpu_backend;
   register_backend(std::move(d));
 }
