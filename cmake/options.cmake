@@ -65,9 +65,11 @@ option(DPUSHARD_WITH_IMAGES "Decode JPEG/PNG inputs (libturbojpeg0-dev, libpng-d
 
 # Compile the libraries, the command line and the benchmarks as unity sources (CMake's
 # UNITY_BUILD: a few files per compiler run) instead of one object per file. Halves a
-# cold build on two cores, at the cost of slower incremental rebuilds. On in the release
-# preset and the playbooks' build; off in the dev preset, so every file still compiles on
-# its own. Tests and fuzzers always compile file by file.
+# cold build on two cores, at the cost of slower incremental rebuilds. On in the release and
+# asan presets, the aarch64 cross build (scripts/cross-aarch64.sh) and the playbooks' build;
+# off in the dev preset, so every file still compiles on its own there (a developer's
+# check: CI builds no dev preset, to stay within its time). Tests and fuzzers always
+# compile file by file.
 option(DPUSHARD_UNITY_BUILD "Compile the libraries and tools as unity sources" OFF)
 
 # Build libFuzzer targets (needs clang) for the xmodel reader and the frame decoder.
