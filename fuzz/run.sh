@@ -19,14 +19,19 @@ shift $(($# < 2 ? $# : 2))
 seeds=$(cd "$(dirname "$0")" && pwd)/seeds
 corpus=$build/fuzz/corpus
 frame_seeds=$(mktemp -d)
-log=$(mktemp)
-trap 'rm -rf "$frame_seeds" "$log"' EXIT
+logs=$(mktemp -d)
+trap 'rm -rf "$frame_seeds" "$logs"' EXIT
 mkdir -p "$build/fuzz/artifacts"
 # A fixed seed (DPUSHARD_FUZZ_SEED, 1) makes a CI run replayable: the same build explores
 # the same inputs first. Set it to 0 for a random seed in a long local run.
 common=(-seed="${DPUSHARD_FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
         -artifact_prefix="$build/fuzz/artifacts/")
-summary=()
+# The targets run DPUSHARD_FUZZ_JOBS at a time (default: one per core). Each fuzzer is one
+# process on one core, so two cores fuzz two targets in the time of one, with the same
+# executions each; their output is printed target by target once all have ended.
+jobs=${DPUSHARD_FUZZ_JOBS:-$(nproc)}
+targets=()
+running=0
 
 # fuzz TARGET EXTRA_FLAGS... -- SEED_DIRS...
 fuzz() {
@@ -36,11 +41,18 @@ fuzz() {
   while [[ $1 != -- ]]; do flags+=("$1"); shift; done
   shift
   mkdir -p "$corpus/$target"
+  if ((running >= jobs)); then
+    wait -n || true
+    running=$((running - 1))
+  fi
   echo "fuzz: $target for ${seconds}s (seeds: $*)"
-  "$build/fuzz/$target" "${common[@]}" "${flags[@]}" "$corpus/$target" "$@" 2>&1 | tee "$log"
-  local runs
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  summary+=("$target: ${runs:-?} executions in ${seconds}s, corpus $corpus/$target ($(find "$corpus/$target" -type f | wc -l) inputs)")
+  (
+    rc=0
+    "$build/fuzz/$target" "${common[@]}" "${flags[@]}" "$corpus/$target" "$@" >"$logs/$target.log" 2>&1 || rc=$?
+    echo "$rc" >"$logs/$target.rc"
+  ) &
+  running=$((running + 1))
+  targets+=("$target")
 }
 
 "$build/fuzz/make_frame_seeds" "$frame_seeds"
@@ -60,4 +72,19 @@ if [[ -x "$build/fuzz/fuzz_image_decoder" ]]; then
   fuzz fuzz_image_decoder -max_len=16384 -- "$seeds/image"
 fi
 
+wait
+summary=()
+failed=()
+for target in "${targets[@]}"; do
+  echo "fuzz: --- $target ---"
+  cat "$logs/$target.log"
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logs/$target.log" | tail -1)
+  summary+=("$target: ${runs:-?} executions in ${seconds}s, corpus $corpus/$target ($(find "$corpus/$target" -type f | wc -l) inputs)")
+  rc=$(cat "$logs/$target.rc" 2>/dev/null || echo "?")
+  [[ $rc == 0 ]] || failed+=("$target (exit $rc)")
+done
 printf 'fuzz: %s\n' "${summary[@]}"
+if ((${#failed[@]} > 0)); then
+  echo "fuzz: FAILED: ${failed[*]}; the inputs are kept in $build/fuzz/artifacts/" >&2
+  exit 1
+fi

@@ -69,7 +69,8 @@ if [[ "${DPUSHARD_SKIP_FUZZ:-0}" != "1" ]]; then
   # two first targets took about 130 CPU-seconds (174 s on a loaded 2-core machine); the
   # three readers added in issue 11 compile plan_yaml/plan_check/names,
   # cluster_config/token/connection/buffer_pool on top, the image decoders frames. Six 20-second
-  # runs add 120 s (20 s, not 30: the whole suite stays under its 50 minutes).
+  # runs, two at a time on two cores (fuzz/run.sh), add 60 s (20 s each, not 30: the whole
+  # suite stays under its 50 minutes).
   CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -DDPUSHARD_BUILD_FUZZERS=ON -DDPUSHARD_SANITIZE=ON -DDPUSHARD_BUILD_TESTS=OFF \
