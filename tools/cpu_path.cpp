@@ -10,6 +10,7 @@
 
 #include "dpushard/builder.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/lower_float_ops.hpp"
 #include "dpushard/shape.hpp"
 
 namespace dpushard::cli {
@@ -115,7 +116,11 @@ std::optional<CpuPath> split_cpu_path(const Graph& compiled) {
         }
         p = inputs[p];
       }
-    path.cpu.add_op(std::move(op));
+    // vai_c_xir's float ops (float2fix, softmax, ...) as `_int` ops; `_int` ops as they are.
+    if (is_float_cpu_op(op.type))
+      lower_float_cpu_op(op, compiled.consumers(original.name).empty(), path.cpu);
+    else
+      path.cpu.add_op(std::move(op));
   }
   return path;
 }

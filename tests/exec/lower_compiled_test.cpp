@@ -8,9 +8,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "dpushard/backend.hpp"
+#include "dpushard/builder.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/lower_compiled.hpp"
 #include "dpushard/xmodel.hpp"
@@ -168,6 +172,135 @@ TEST_F(LowerCompiled, KnownNonlinearsBecomeActivations) {
   lowered = lower_compiled(compiled_, &int_graph_);
   EXPECT_FLOAT_EQ(
       static_cast<float>(float_attr(lowered.op(name + "/leaky-relu").attrs, "alpha", 0)), 0.1F);
+}
+
+// A float CPU tail after the compiled ResNet-20's DPU subgraph, laid out as vai_c_xir lays out
+// what the DPU cannot run (VITIS_AI.md section 4; the ops and attributes of XIR 3.5's
+// built_in_ops.cpp): the DPU output's fix2float, then float ops, each closed by a float2fix
+// (and a fix2float for the float output) or leaving the model as float. The `_int` file gets
+// the same ops as `op -> fix` chains (with the fix_point lower_float_ops.hpp gives a float
+// output). Ref on the lowered compiled file gives, byte for byte, ref on the `_int` file.
+class FloatCpuTail : public LowerCompiled {
+ protected:
+  void SetUp() override {
+    LowerCompiled::SetUp();
+    f2f_ = compiled_.outputs().at(0)->name;  // the fix2float after the DPU's output
+    ASSERT_EQ(compiled_.op(f2f_).type, "fix2float");
+    int_out_ = int_graph_.outputs().at(0)->name;
+    fp_ = fix_point_of(int_graph_, int_out_).value();
+    shape_ = compiled_.op(f2f_).output.shape;
+  }
+  // A compiled CPU op reading `inputs`, in the CPU subgraph; float unless `fix_point` is given.
+  void add_compiled(const std::string& name, const std::string& type,
+                    const std::vector<std::string>& inputs, AttrMap attrs,
+                    std::vector<std::int64_t> shape, std::optional<int> fix_point = {}) {
+    Op op;
+    op.name = name;
+    op.type = type;
+    op.attrs = std::move(attrs);
+    op.args = {OpArg{"input", inputs}};
+    op.output.name = name;
+    op.output.shape = std::move(shape);
+    if (fix_point) {
+      op.output.data_type = DataType::XInt;
+      op.output.bit_width = 8;
+      op.output.attrs["fix_point"] = std::int32_t{*fix_point};
+    }
+    compiled_.add_op(std::move(op));
+    for (Subgraph& child : compiled_.root()->children)
+      if (child.device() == "CPU") child.ops.push_back(name);
+    compiled_.root()->ops.push_back(name);
+  }
+  // float op -> float2fix -> fix2float, the float output's value back in int8.
+  void add_closed(const std::string& name, const std::string& type,
+                  const std::vector<std::string>& inputs, AttrMap attrs,
+                  std::vector<std::int64_t> shape, int fix_point) {
+    add_compiled(name, type, inputs, std::move(attrs), shape);
+    AttrMap fix = {{"fix_point", std::int32_t{fix_point}},
+                   {"bit_width", std::int32_t{8}},
+                   {"if_signed", true},
+                   {"round_mode", std::string("DPU_ROUND")}};
+    add_compiled(name + "_float2fix", "float2fix", {name}, fix, shape, fix_point);
+    add_compiled(name + "_fix2float", "fix2float", {name + "_float2fix"}, fix, shape);
+  }
+  // The `_int` chain: op -> fix.
+  void add_int(const std::string& name, const std::string& type,
+               const std::vector<std::string>& inputs, AttrMap attrs,
+               std::vector<std::int64_t> shape, int fix_point) {
+    Op op;
+    op.name = name;
+    op.type = type;
+    op.attrs = std::move(attrs);
+    op.args = {OpArg{"input", inputs}};
+    op.output.name = name;
+    op.output.shape = shape;
+    int_graph_.add_op(std::move(op));
+    Op fix = make_fix_op(name + "_fix", name, fix_point);
+    fix.output.name = fix.name;
+    fix.output.shape = std::move(shape);
+    int_graph_.add_op(std::move(fix));
+  }
+  std::string f2f_, int_out_;
+  int fp_ = 0;
+  std::vector<std::int64_t> shape_;
+};
+
+TEST_F(FloatCpuTail, EqualsRefOnTheIntFileByteForByte) {
+  std::vector<std::int64_t> twice = shape_;
+  twice.back() *= 2;
+  const AttrMap last_axis = {{"axis", std::int32_t{-1}}};
+  add_closed("tail_softmax", "softmax", {f2f_}, last_axis, shape_, 7);
+  add_int("tail_softmax", "softmax", {int_out_}, last_axis, shape_, 7);
+  add_compiled("tail_sigmoid", "sigmoid", {f2f_}, {}, shape_);  // a float output
+  add_int("tail_sigmoid", "sigmoid", {int_out_}, {}, shape_, 7);
+  add_closed("tail_concat", "concat", {f2f_, f2f_}, last_axis, twice, fp_);
+  add_int("tail_concat", "concat", {int_out_, int_out_}, last_axis, twice, fp_);
+  add_compiled("tail_add", "add", {f2f_, f2f_}, {}, shape_);  // a float output
+  add_int("tail_add", "add", {int_out_, int_out_}, {}, shape_, fp_ - 1);
+  add_compiled("tail_relu", "relu", {f2f_}, {}, shape_);  // a float output
+  add_int("tail_relu", "relu", {int_out_}, {}, shape_, fp_);
+
+  const Graph lowered = lower_compiled(compiled_, &int_graph_);
+  EXPECT_EQ(lowered.op("tail_softmax_float2fix").type, "fix");
+  EXPECT_EQ(lowered.op("tail_sigmoid").type, "fix");  // the float output's closing fix
+  ASSERT_EQ(lowered.outputs().size(), 5U);
+  ASSERT_EQ(int_graph_.outputs().size(), 5U);
+  int nonzero = 0;  // softmax values that are not 0
+  for (std::uint64_t seed : {1U, 2U, 3U}) {
+    const std::vector<QTensor> inputs = random_inputs(int_graph_, seed);
+    const std::vector<QTensor> want = run_ref(int_graph_, inputs);
+    const std::vector<QTensor> got = run_ref(lowered, inputs);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].shape, want[i].shape) << want[i].name;
+      EXPECT_EQ(got[i].fix_point, want[i].fix_point) << want[i].name;
+      EXPECT_EQ(got[i].data, want[i].data) << want[i].name << " seed " << seed;
+    }
+    for (std::int8_t v : got[0].data) nonzero += v != 0 ? 1 : 0;
+  }
+  EXPECT_GT(nonzero, 0);
+}
+
+TEST_F(FloatCpuTail, UnknownFloatOpsAndAttributesAreOneLineErrors) {
+  add_compiled("tail_tanh", "tanh", {f2f_}, {}, shape_);
+  std::string error = error_of(compiled_, &int_graph_);
+  EXPECT_NE(error.find("lower_compiled: op 'tail_tanh' (tanh): no `_int` form for this op type"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+  SetUp();
+  add_closed("tail_softmax", "softmax", {f2f_}, {{"axis", std::int32_t{-1}}}, shape_, 7);
+  for (Op& op : compiled_.mutable_ops())
+    if (op.name == "tail_softmax_float2fix") op.attrs["bit_width"] = std::int32_t{16};
+  error = error_of(compiled_, &int_graph_);
+  EXPECT_NE(error.find("(float2fix): only signed 8-bit values are lowered"), std::string::npos)
+      << error;
+  SetUp();
+  add_compiled("tail_softmax", "softmax", {f2f_}, {{"dim", std::int32_t{-1}}}, shape_);
+  error = error_of(compiled_, &int_graph_);
+  EXPECT_NE(error.find("(softmax): attribute 'dim' is not one the lowering knows"),
+            std::string::npos)
+      << error;
 }
 
 }  // namespace
