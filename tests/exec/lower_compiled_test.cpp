@@ -8,16 +8,15 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "dpushard/backend.hpp"
-#include "dpushard/builder.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/lower_compiled.hpp"
 #include "dpushard/xmodel.hpp"
+#include "support/float_cpu_tail.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {
@@ -174,91 +173,29 @@ TEST_F(LowerCompiled, KnownNonlinearsBecomeActivations) {
       static_cast<float>(float_attr(lowered.op(name + "/leaky-relu").attrs, "alpha", 0)), 0.1F);
 }
 
-// A float CPU tail after the compiled ResNet-20's DPU subgraph, laid out as vai_c_xir lays out
-// what the DPU cannot run (VITIS_AI.md section 4; the ops and attributes of XIR 3.5's
-// built_in_ops.cpp): the DPU output's fix2float, then float ops, each closed by a float2fix
-// (and a fix2float for the float output) or leaving the model as float. The `_int` file gets
-// the same ops as `op -> fix` chains (with the fix_point lower_float_ops.hpp gives a float
-// output). Ref on the lowered compiled file gives, byte for byte, ref on the `_int` file.
-class FloatCpuTail : public LowerCompiled {
+// A float CPU tail after the compiled ResNet-20's DPU subgraph (support/float_cpu_tail.hpp):
+// ref on the lowered compiled file gives, byte for byte, ref on the `_int` file with the same
+// ops as `op -> fix` chains, a float output's fix at the fix_point lower_float_ops.hpp gives it.
+class FloatCpuTailTest : public LowerCompiled {
  protected:
   void SetUp() override {
     LowerCompiled::SetUp();
-    f2f_ = compiled_.outputs().at(0)->name;  // the fix2float after the DPU's output
-    ASSERT_EQ(compiled_.op(f2f_).type, "fix2float");
-    int_out_ = int_graph_.outputs().at(0)->name;
-    fp_ = fix_point_of(int_graph_, int_out_).value();
-    shape_ = compiled_.op(f2f_).output.shape;
+    tail_.emplace(compiled_, int_graph_);
   }
-  // A compiled CPU op reading `inputs`, in the CPU subgraph; float unless `fix_point` is given.
-  void add_compiled(const std::string& name, const std::string& type,
-                    const std::vector<std::string>& inputs, AttrMap attrs,
-                    std::vector<std::int64_t> shape, std::optional<int> fix_point = {}) {
-    Op op;
-    op.name = name;
-    op.type = type;
-    op.attrs = std::move(attrs);
-    op.args = {OpArg{"input", inputs}};
-    op.output.name = name;
-    op.output.shape = std::move(shape);
-    if (fix_point) {
-      op.output.data_type = DataType::XInt;
-      op.output.bit_width = 8;
-      op.output.attrs["fix_point"] = std::int32_t{*fix_point};
-    }
-    compiled_.add_op(std::move(op));
-    for (Subgraph& child : compiled_.root()->children)
-      if (child.device() == "CPU") child.ops.push_back(name);
-    compiled_.root()->ops.push_back(name);
-  }
-  // float op -> float2fix -> fix2float, the float output's value back in int8.
-  void add_closed(const std::string& name, const std::string& type,
-                  const std::vector<std::string>& inputs, AttrMap attrs,
-                  std::vector<std::int64_t> shape, int fix_point) {
-    add_compiled(name, type, inputs, std::move(attrs), shape);
-    AttrMap fix = {{"fix_point", std::int32_t{fix_point}},
-                   {"bit_width", std::int32_t{8}},
-                   {"if_signed", true},
-                   {"round_mode", std::string("DPU_ROUND")}};
-    add_compiled(name + "_float2fix", "float2fix", {name}, fix, shape, fix_point);
-    add_compiled(name + "_fix2float", "fix2float", {name + "_float2fix"}, fix, shape);
-  }
-  // The `_int` chain: op -> fix.
-  void add_int(const std::string& name, const std::string& type,
-               const std::vector<std::string>& inputs, AttrMap attrs,
-               std::vector<std::int64_t> shape, int fix_point) {
-    Op op;
-    op.name = name;
-    op.type = type;
-    op.attrs = std::move(attrs);
-    op.args = {OpArg{"input", inputs}};
-    op.output.name = name;
-    op.output.shape = shape;
-    int_graph_.add_op(std::move(op));
-    Op fix = make_fix_op(name + "_fix", name, fix_point);
-    fix.output.name = fix.name;
-    fix.output.shape = std::move(shape);
-    int_graph_.add_op(std::move(fix));
-  }
-  std::string f2f_, int_out_;
-  int fp_ = 0;
-  std::vector<std::int64_t> shape_;
+  std::optional<testing::FloatCpuTail> tail_;
 };
 
-TEST_F(FloatCpuTail, EqualsRefOnTheIntFileByteForByte) {
-  std::vector<std::int64_t> twice = shape_;
+TEST_F(FloatCpuTailTest, EqualsRefOnTheIntFileByteForByte) {
+  const int fp = tail_->fix_point();
+  const auto& shape = tail_->shape();
+  std::vector<std::int64_t> twice = shape;
   twice.back() *= 2;
   const AttrMap last_axis = {{"axis", std::int32_t{-1}}};
-  add_closed("tail_softmax", "softmax", {f2f_}, last_axis, shape_, 7);
-  add_int("tail_softmax", "softmax", {int_out_}, last_axis, shape_, 7);
-  add_compiled("tail_sigmoid", "sigmoid", {f2f_}, {}, shape_);  // a float output
-  add_int("tail_sigmoid", "sigmoid", {int_out_}, {}, shape_, 7);
-  add_closed("tail_concat", "concat", {f2f_, f2f_}, last_axis, twice, fp_);
-  add_int("tail_concat", "concat", {int_out_, int_out_}, last_axis, twice, fp_);
-  add_compiled("tail_add", "add", {f2f_, f2f_}, {}, shape_);  // a float output
-  add_int("tail_add", "add", {int_out_, int_out_}, {}, shape_, fp_ - 1);
-  add_compiled("tail_relu", "relu", {f2f_}, {}, shape_);  // a float output
-  add_int("tail_relu", "relu", {int_out_}, {}, shape_, fp_);
+  tail_->add("tail_softmax", "softmax", 1, last_axis, shape, 7, 7);
+  tail_->add("tail_sigmoid", "sigmoid", 1, {}, shape, std::nullopt, 7);  // a float output
+  tail_->add("tail_concat", "concat", 2, last_axis, twice, fp, fp);
+  tail_->add("tail_add", "add", 2, {}, shape, std::nullopt, fp - 1);  // a float output
+  tail_->add("tail_relu", "relu", 1, {}, shape, std::nullopt, fp);    // a float output
 
   const Graph lowered = lower_compiled(compiled_, &int_graph_);
   EXPECT_EQ(lowered.op("tail_softmax_float2fix").type, "fix");
@@ -281,22 +218,22 @@ TEST_F(FloatCpuTail, EqualsRefOnTheIntFileByteForByte) {
   EXPECT_GT(nonzero, 0);
 }
 
-TEST_F(FloatCpuTail, UnknownFloatOpsAndAttributesAreOneLineErrors) {
-  add_compiled("tail_tanh", "tanh", {f2f_}, {}, shape_);
+TEST_F(FloatCpuTailTest, UnknownFloatOpsAndAttributesAreOneLineErrors) {
+  tail_->add_compiled_only("tail_tanh", "tanh", {});
   std::string error = error_of(compiled_, &int_graph_);
   EXPECT_NE(error.find("lower_compiled: op 'tail_tanh' (tanh): no `_int` form for this op type"),
             std::string::npos)
       << error;
   EXPECT_EQ(error.find('\n'), std::string::npos);
   SetUp();
-  add_closed("tail_softmax", "softmax", {f2f_}, {{"axis", std::int32_t{-1}}}, shape_, 7);
+  tail_->add("tail_softmax", "softmax", 1, {{"axis", std::int32_t{-1}}}, tail_->shape(), 7, 7);
   for (Op& op : compiled_.mutable_ops())
     if (op.name == "tail_softmax_float2fix") op.attrs["bit_width"] = std::int32_t{16};
   error = error_of(compiled_, &int_graph_);
   EXPECT_NE(error.find("(float2fix): only signed 8-bit values are lowered"), std::string::npos)
       << error;
   SetUp();
-  add_compiled("tail_softmax", "softmax", {f2f_}, {{"dim", std::int32_t{-1}}}, shape_);
+  tail_->add_compiled_only("tail_softmax", "softmax", {{"dim", std::int32_t{-1}}});
   error = error_of(compiled_, &int_graph_);
   EXPECT_NE(error.find("(softmax): attribute 'dim' is not one the lowering knows"),
             std::string::npos)
