@@ -44,12 +44,17 @@ const std::map<std::string, std::set<std::string, std::less<>>, std::less<>>& fl
   return kOps;
 }
 
+// Attributes that describe the placement and change no value (as lower_compiled ignores them).
+bool is_placement(std::string_view key) {
+  return key == "device" || key == "workload" || key == "workload_on_arch";
+}
+
 bool moves_values_only(std::string_view type) { return is_layout_op(type) || type == "fix2float"; }
 
 void check_float_attrs(const Op& op) {
   const auto& known = float_ops().at(op.type);
   for (const auto& [key, value] : op.attrs)
-    if (key != "device" && !known.contains(key))
+    if (!is_placement(key) && !known.contains(key))
       fail_float_op(op, "attribute '" + key + "' is not one the lowering knows");
 }
 
@@ -140,7 +145,7 @@ void lower_float_cpu_op(const Op& op, bool is_output, Graph& out) {
   }
   lowered.type = op.type;
   lowered.attrs = op.attrs;
-  lowered.attrs.erase("device");
+  std::erase_if(lowered.attrs, [](const auto& attr) { return is_placement(attr.first); });
   if (!is_output || moves_values_only(op.type)) {
     out.add_op(std::move(lowered));
     return;
