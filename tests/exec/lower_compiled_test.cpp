@@ -196,12 +196,14 @@ TEST_F(FloatCpuTailTest, EqualsRefOnTheIntFileByteForByte) {
   tail_->add("tail_concat", "concat", 2, last_axis, twice, fp, fp);
   tail_->add("tail_add", "add", 2, {}, shape, std::nullopt, fp - 1);  // a float output
   tail_->add("tail_relu", "relu", 1, {}, shape, std::nullopt, fp);    // a float output
+  tail_->add("tail_gelu", "gelu", 1, {}, shape, std::nullopt, fp);    // a float output
+  tail_->add("tail_hard_sigmoid", "hard-sigmoid", 1, {}, shape, 7, 7);
 
   const Graph lowered = lower_compiled(compiled_, &int_graph_);
   EXPECT_EQ(lowered.op("tail_softmax_float2fix").type, "fix");
   EXPECT_EQ(lowered.op("tail_sigmoid").type, "fix");  // the float output's closing fix
-  ASSERT_EQ(lowered.outputs().size(), 5U);
-  ASSERT_EQ(int_graph_.outputs().size(), 5U);
+  ASSERT_EQ(lowered.outputs().size(), 7U);
+  ASSERT_EQ(int_graph_.outputs().size(), 7U);
   int nonzero = 0;  // softmax values that are not 0
   for (std::uint64_t seed : {1U, 2U, 3U}) {
     const std::vector<QTensor> inputs = random_inputs(int_graph_, seed);

@@ -10,7 +10,8 @@
 //   fix2float: x * 2^-fix_point, exact in float, so it reads as the int8 tensor it converts;
 //   float2fix: clamp(round(x * 2^fix_point)), round_mode STD_ROUND / DPU_ROUND / PY3_ROUND, 8-bit
 //     signed: the `_int` form's `fix` (the value it hands on is the same int8);
-//   softmax (axis), sigmoid, relu, relu6, leaky-relu (alpha), add, mul (broadcasting),
+//   softmax (axis), sigmoid, relu, relu6, leaky-relu (alpha), hard-sigmoid, hard-swish, gelu,
+//   add, mul (broadcasting),
 //   concat (axis), reshape (shape), flatten (start_axis, end_axis), squeeze (axis),
 //   transpose (order), identity: the `_int` ops of the same names and attributes.
 // A float op then a float2fix is the `_int` chain `op -> fix`: bit-exact with the `_int` model
@@ -32,10 +33,11 @@ bool is_float_cpu_op(std::string_view type);
 // the model reads it, so it leaves the model (and, unless it is int8 already, gets a fix).
 void lower_float_cpu_op(const Op& op, bool is_output, Graph& out);
 
-// The fix_point a float output of `op` is handed out at: 7 for softmax and sigmoid (their
-// values lie in [0, 1]; 1.0 reads as 127/128), the inputs' for relu, relu6, leaky-relu and
-// layout ops, the smallest of the inputs' for concat, one less for add (a sum may double), the
-// sum of the inputs' less 7 for mul. `inputs`: the fix_points of `op`'s inputs.
+// The fix_point a float output of `op` is handed out at: 7 for softmax, sigmoid and
+// hard-sigmoid (their values lie in [0, 1]; 1.0 reads as 127/128), the input's for relu,
+// relu6, leaky-relu, hard-swish and gelu, the smallest of the inputs' for concat, one less for add
+// (a sum may double), the sum of the inputs' less 7 for mul. `inputs`: the fix_points of `op`'s
+// inputs.
 int float_output_fix_point(const Op& op, const std::vector<int>& inputs);
 
 }  // namespace dpushard

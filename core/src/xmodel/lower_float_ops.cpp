@@ -32,6 +32,9 @@ const std::map<std::string, std::set<std::string, std::less<>>, std::less<>>& fl
       {"relu", {}},
       {"relu6", {}},
       {"leaky-relu", {"alpha"}},
+      {"hard-sigmoid", {}},
+      {"hard-swish", {}},
+      {"gelu", {}},
       {"add", {}},
       {"mul", {}},
       {"concat", {"axis"}},
@@ -100,12 +103,12 @@ std::vector<std::string> float_inputs(const Op& op) {
 bool is_float_cpu_op(std::string_view type) { return float_ops().contains(type); }
 
 int float_output_fix_point(const Op& op, const std::vector<int>& inputs) {
-  if (op.type == "softmax" || op.type == "sigmoid") return 7;
+  if (op.type == "softmax" || op.type == "sigmoid" || op.type == "hard-sigmoid") return 7;
   if (inputs.empty()) fail_float_op(op, "has no fixed-point input");
   const int smallest = *std::min_element(inputs.begin(), inputs.end());
   if (op.type == "add") return smallest - 1;
   if (op.type == "mul") return std::accumulate(inputs.begin(), inputs.end(), 0) - 7;
-  return smallest;  // relu, relu6, leaky-relu, concat
+  return smallest;  // relu, relu6, leaky-relu, hard-swish, gelu (|f(x)| <= |x|), concat
 }
 
 void lower_float_cpu_op(const Op& op, bool is_output, Graph& out) {
