@@ -116,9 +116,13 @@ std::optional<CpuPath> split_cpu_path(const Graph& compiled) {
         }
         p = inputs[p];
       }
-    // vai_c_xir's float ops (float2fix, softmax, ...) as `_int` ops; `_int` ops as they are.
-    if (is_float_cpu_op(op.type))
-      lower_float_cpu_op(op, compiled.consumers(original.name).empty(), path.cpu);
+    // vai_c_xir's float ops (float2fix, softmax, ...) lowered to `_int` ops; `_int` ops (a
+    // chain that a `fix` closes) as they are.
+    const auto consumers = compiled.consumers(original.name);
+    const bool int_chain = std::any_of(consumers.begin(), consumers.end(),
+                                       [](const Op* c) { return c->type == "fix"; });
+    if (is_float_cpu_op(op.type) && !int_chain)
+      lower_float_cpu_op(op, consumers.empty(), path.cpu);
     else
       path.cpu.add_op(std::move(op));
   }
