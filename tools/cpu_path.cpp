@@ -10,6 +10,7 @@
 
 #include "dpushard/builder.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/lower_float_ops.hpp"
 #include "dpushard/shape.hpp"
 
 namespace dpushard::cli {
@@ -115,7 +116,15 @@ std::optional<CpuPath> split_cpu_path(const Graph& compiled) {
         }
         p = inputs[p];
       }
-    path.cpu.add_op(std::move(op));
+    // vai_c_xir's float ops (float2fix, softmax, ...) lowered to `_int` ops; `_int` ops (a
+    // chain that a `fix` closes) as they are.
+    const auto consumers = compiled.consumers(original.name);
+    const bool int_chain = std::any_of(consumers.begin(), consumers.end(),
+                                       [](const Op* c) { return c->type == "fix"; });
+    if (is_float_cpu_op(op.type) && !int_chain)
+      lower_float_cpu_op(op, consumers.empty(), path.cpu);
+    else
+      path.cpu.add_op(std::move(op));
   }
   return path;
 }

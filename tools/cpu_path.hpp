@@ -18,7 +18,9 @@ namespace dpushard::cli {
 
 struct CpuPath {
   Graph dpu;  // the compiled model without its CPU subgraphs: what the vart backend runs
-  Graph cpu;  // the CPU subgraphs' ops in `_int` form, each DPU tensor they read an input
+  // The CPU subgraphs' ops in `_int` form (XIR's float ops lowered, lower_float_ops.hpp), each
+  // DPU tensor they read an input.
+  Graph cpu;
   // Per input of `cpu` (in input_specs order): the output of `dpu` it takes.
   std::vector<std::string> links;
 };

@@ -9,10 +9,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "dpushard/tensor.hpp"
+#include "dpushard/xmodel.hpp"
 #include "support/cli_runner.hpp"
+#include "support/float_cpu_tail.hpp"
 #include "support/npy_file.hpp"
 #include "xmodel/fixtures.hpp"
 
@@ -160,6 +163,42 @@ TEST(CliExec, CompiledResNet20OnRefEqualsItsIntFile) {
   EXPECT_EQ(c["outputs"][0]["sha256"], i["outputs"][0]["sha256"]);
   EXPECT_EQ(c["outputs"][0]["shape"], i["outputs"][0]["shape"]);
   EXPECT_EQ(c["outputs"][0]["fix_point"], i["outputs"][0]["fix_point"]);
+}
+
+// A compiled file whose CPU subgraph holds XIR float ops after the DPU (fix2float, softmax,
+// float2fix; a sigmoid leaving as float: support/float_cpu_tail.hpp) runs on ref and cpu with
+// those ops lowered (lower_float_ops.hpp), and gives the `_int` file's bytes.
+TEST(CliExec, CompiledFloatCpuTailOnRefAndCpuEqualsItsIntFile) {
+  DPUSHARD_REQUIRE_FIXTURES();
+  ScratchDir dir;
+  Graph compiled = read_xmodel(fixture(testing::kResNetVck190));
+  Graph int_graph = read_xmodel(fixture(testing::kResNetInt));
+  testing::FloatCpuTail tail(compiled, int_graph);
+  tail.add("tail_softmax", "softmax", 1, {{"axis", std::int32_t{-1}}}, tail.shape(), 7, 7);
+  tail.add("tail_sigmoid", "sigmoid", 1, {}, tail.shape(), std::nullopt, 7);
+  write_xmodel(compiled, dir / "compiled.xmodel");
+  write_xmodel(int_graph, dir / "tail_int.xmodel");
+  const std::string int_file = quoted((dir / "tail_int.xmodel").string());
+  testing::write_int8_npy(dir / "x.npy", random_qtensor("x", {1, 32, 32, 3}, 5, 3));
+  const std::string input = " --json --input " + quoted((dir / "x.npy").string());
+  const Result want = run_cli(dir, "exec " + int_file + input);
+  ASSERT_EQ(want.exit_code, 0) << want.err;
+  const json i = json::parse(want.out);
+  for (const char* backend : {"ref", "cpu"}) {
+    const Result r = run_cli(dir, "exec " + quoted((dir / "compiled.xmodel").string()) + input +
+                                      " --backend " + backend + " --weights-from " + int_file);
+    if (std::string(backend) == "cpu" && r.err.find("not built here") != std::string::npos)
+      continue;
+    ASSERT_EQ(r.exit_code, 0) << backend << ": " << r.err;
+    const json c = json::parse(r.out);
+    ASSERT_EQ(c["outputs"].size(), 2U) << backend;
+    EXPECT_EQ(c["outputs"][0]["name"], "tail_softmax_fix2float");
+    EXPECT_EQ(c["outputs"][1]["name"], "tail_sigmoid");
+    for (std::size_t k = 0; k < 2; ++k) {
+      EXPECT_EQ(c["outputs"][k]["sha256"], i["outputs"][k]["sha256"]) << backend << " " << k;
+      EXPECT_EQ(c["outputs"][k]["fix_point"], 7) << backend << " " << k;
+    }
+  }
 }
 
 // The fixtures' const-fix ops are empty (the weights are packed for the DPU): without the

@@ -8,12 +8,15 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/lower_compiled.hpp"
 #include "dpushard/xmodel.hpp"
+#include "support/float_cpu_tail.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {
@@ -168,6 +171,75 @@ TEST_F(LowerCompiled, KnownNonlinearsBecomeActivations) {
   lowered = lower_compiled(compiled_, &int_graph_);
   EXPECT_FLOAT_EQ(
       static_cast<float>(float_attr(lowered.op(name + "/leaky-relu").attrs, "alpha", 0)), 0.1F);
+}
+
+// A float CPU tail after the compiled ResNet-20's DPU subgraph (support/float_cpu_tail.hpp):
+// ref on the lowered compiled file gives, byte for byte, ref on the `_int` file with the same
+// ops as `op -> fix` chains, a float output's fix at the fix_point lower_float_ops.hpp gives it.
+class FloatCpuTailTest : public LowerCompiled {
+ protected:
+  void SetUp() override {
+    LowerCompiled::SetUp();
+    tail_.emplace(compiled_, int_graph_);
+  }
+  std::optional<testing::FloatCpuTail> tail_;
+};
+
+TEST_F(FloatCpuTailTest, EqualsRefOnTheIntFileByteForByte) {
+  const int fp = tail_->fix_point();
+  const auto& shape = tail_->shape();
+  std::vector<std::int64_t> twice = shape;
+  twice.back() *= 2;
+  const AttrMap last_axis = {{"axis", std::int32_t{-1}}};
+  tail_->add("tail_softmax", "softmax", 1, last_axis, shape, 7, 7);
+  tail_->add("tail_sigmoid", "sigmoid", 1, {}, shape, std::nullopt, 7);  // a float output
+  tail_->add("tail_concat", "concat", 2, last_axis, twice, fp, fp);
+  tail_->add("tail_add", "add", 2, {}, shape, std::nullopt, fp - 1);  // a float output
+  tail_->add("tail_relu", "relu", 1, {}, shape, std::nullopt, fp);    // a float output
+  tail_->add("tail_gelu", "gelu", 1, {}, shape, std::nullopt, fp);    // a float output
+  tail_->add("tail_hard_sigmoid", "hard-sigmoid", 1, {}, shape, 7, 7);
+
+  const Graph lowered = lower_compiled(compiled_, &int_graph_);
+  EXPECT_EQ(lowered.op("tail_softmax_float2fix").type, "fix");
+  EXPECT_EQ(lowered.op("tail_sigmoid").type, "fix");  // the float output's closing fix
+  ASSERT_EQ(lowered.outputs().size(), 7U);
+  ASSERT_EQ(int_graph_.outputs().size(), 7U);
+  int nonzero = 0;  // softmax values that are not 0
+  for (std::uint64_t seed : {1U, 2U, 3U}) {
+    const std::vector<QTensor> inputs = random_inputs(int_graph_, seed);
+    const std::vector<QTensor> want = run_ref(int_graph_, inputs);
+    const std::vector<QTensor> got = run_ref(lowered, inputs);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].shape, want[i].shape) << want[i].name;
+      EXPECT_EQ(got[i].fix_point, want[i].fix_point) << want[i].name;
+      EXPECT_EQ(got[i].data, want[i].data) << want[i].name << " seed " << seed;
+    }
+    for (std::int8_t v : got[0].data) nonzero += v != 0 ? 1 : 0;
+  }
+  EXPECT_GT(nonzero, 0);
+}
+
+TEST_F(FloatCpuTailTest, UnknownFloatOpsAndAttributesAreOneLineErrors) {
+  tail_->add_compiled_only("tail_tanh", "tanh", {});
+  std::string error = error_of(compiled_, &int_graph_);
+  EXPECT_NE(error.find("lower_compiled: op 'tail_tanh' (tanh): no `_int` form for this op type"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+  SetUp();
+  tail_->add("tail_softmax", "softmax", 1, {{"axis", std::int32_t{-1}}}, tail_->shape(), 7, 7);
+  for (Op& op : compiled_.mutable_ops())
+    if (op.name == "tail_softmax_float2fix") op.attrs["bit_width"] = std::int32_t{16};
+  error = error_of(compiled_, &int_graph_);
+  EXPECT_NE(error.find("(float2fix): only signed 8-bit values are lowered"), std::string::npos)
+      << error;
+  SetUp();
+  tail_->add_compiled_only("tail_softmax", "softmax", {{"dim", std::int32_t{-1}}});
+  error = error_of(compiled_, &int_graph_);
+  EXPECT_NE(error.find("(softmax): attribute 'dim' is not one the lowering knows"),
+            std::string::npos)
+      << error;
 }
 
 }  // namespace

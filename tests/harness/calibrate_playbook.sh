@@ -6,8 +6,8 @@
 #  1. no compiled model: the play stops with one line saying what to run first;
 #  2. --check: nothing is copied, run or fetched;
 #  3. a real run: the models reach the board's folder, calibrate runs with the base target,
-#     the board's name, frames and warm-up, and <board>.yaml and <board>.json come back to
-#     the controller's results folder.
+#     the board's name, frames, warm-up, passes and CPU backend, and <board>.yaml and
+#     <board>.json come back to the controller's results folder.
 # No ports, no root.
 #
 #   calibrate_playbook.sh SOURCE_DIR
@@ -77,14 +77,14 @@ play check --check -e "calibrate_models_dir=$scratch/compiled" ||
 echo "calibrate_playbook: --check: nothing copied, run or fetched"
 
 # 3. The real run.
-play run -e "calibrate_models_dir=$scratch/compiled" \
+play run -e "calibrate_models_dir=$scratch/compiled" -e calibrate_passes=3 -e calibrate_cpu_backend=ref \
   -e "{\"calibrate_whole_models\": [\"$scratch/resnet50.xmodel\"]}" ||
   { cat "$scratch/run.log" >&2; fail "run"; }
 for m in conv3x3_fix dw3x3_fix resnet50; do
   cmp -s "$scratch/board/models/$m.xmodel" <(cat "$scratch"/compiled/$m.xmodel "$scratch/$m.xmodel" 2>/dev/null) ||
     fail "$m.xmodel did not reach the board"
 done
-expected="calibrate $scratch/board/models -o $scratch/board/kv260-x.yaml --target kv260 --name kv260-x --frames 7 --warmup 2 --json"
+expected="calibrate $scratch/board/models -o $scratch/board/kv260-x.yaml --target kv260 --name kv260-x --frames 7 --warmup 2 --passes 3 --json --cpu-backend ref"
 [[ $(cat "$scratch/args") == "$expected" ]] || fail "calibrate ran as: $(cat "$scratch/args")"
 grep -qx 'name: kv260-x' "$scratch/results/kv260-x.yaml" || fail "the target did not come back"
 /usr/bin/python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["rms_relative_residual"] == 0.012' \

@@ -109,6 +109,79 @@ Graph compile_equivalent(const Graph& int_graph, const std::set<std::string>& cp
   return out;
 }
 
+Graph with_float_cpu_ops(const Graph& compiled, bool float_outputs) {
+  if (!compiled.root())
+    throw Error("with_float_cpu_ops: '" + compiled.name() + "' has no subgraphs");
+  std::set<std::string> on_cpu;
+  for (const Subgraph& child : compiled.root()->children)
+    if (child.device() == "CPU") on_cpu.insert(child.ops.begin(), child.ops.end());
+  Graph out(compiled.name());
+  out.attrs() = compiled.attrs();
+  std::set<std::string> float2fix, dropped;
+  std::vector<std::string> added;  // new ops, for the CPU subgraph
+  auto xint = [](Op& op) {
+    op.output.data_type = DataType::XInt;
+    op.output.bit_width = 8;
+    op.output.attrs["fix_point"] = get_attr<std::int32_t>(op.attrs, "fix_point", op.name);
+  };
+  auto add_fix2float = [&](const std::string& name, const std::string& from) {
+    const auto fp = fix_point_of(compiled, from);
+    if (!fp) throw Error("with_float_cpu_ops: '" + from + "' has no fix_point");
+    Op op;
+    op.name = name;
+    op.type = "fix2float";
+    op.attrs = {{"fix_point", std::int32_t{*fp}},
+                {"bit_width", std::int32_t{8}},
+                {"if_signed", true},
+                {"round_mode", std::string("DPU_ROUND")}};
+    op.args = {OpArg{"input", {from}}};
+    op.output.name = name;
+    op.output.shape = compiled.op(from).output.shape;
+    out.add_op(std::move(op));
+    added.push_back(name);
+  };
+  for (const Op& original : compiled.ops()) {
+    if (!on_cpu.contains(original.name) || original.type == "fix2float") {
+      out.add_op(original);
+      continue;
+    }
+    Op op = original;
+    const bool is_output = compiled.consumers(op.name).empty();
+    if (op.type == "fix") {
+      if (is_output && float_outputs) {
+        dropped.insert(op.name);
+        continue;
+      }
+      op.type = "float2fix";
+      xint(op);
+      float2fix.insert(op.name);
+      out.add_op(std::move(op));
+      if (is_output) add_fix2float(original.name + "_", original.name);
+      continue;
+    }
+    for (OpArg& arg : op.args)
+      for (std::string& p : arg.producers) {
+        if (on_cpu.contains(p) && !float2fix.contains(p)) continue;
+        if (compiled.op(p).type == "const" || compiled.op(p).type == "const-fix") continue;
+        const std::string name = p + "_fix2float";
+        if (out.find(name) == nullptr) add_fix2float(name, p);
+        p = name;
+      }
+    out.add_op(std::move(op));
+  }
+  Subgraph root = *compiled.root();
+  for (Subgraph& child : root.children) {
+    if (child.name != "subgraph_cpu_tail") continue;  // compile_equivalent's CPU ops
+    std::erase_if(child.ops, [&](const std::string& op) { return dropped.contains(op); });
+    child.ops.insert(child.ops.end(), added.begin(), added.end());
+    added.clear();
+  }
+  root.ops.clear();
+  for (const Op& op : out.ops()) root.ops.push_back(op.name);
+  out.root() = root;
+  return out;
+}
+
 Graph with_test_weights(Graph compiled, std::uint64_t seed) {
   std::mt19937_64 random(seed);
   std::set<std::string> depthwise_weights;

@@ -23,6 +23,14 @@ Graph compile_equivalent(const Graph& int_graph);
 // gets no fix2float. The CPU ops stay `_int` ops, as the DPU subgraph's do.
 Graph compile_equivalent(const Graph& int_graph, const std::set<std::string>& cpu_ops);
 
+// `compiled` (compile_equivalent's output) with its CPU subgraphs' `_int` ops in the float form
+// vai_c_xir gives them (VITIS_AI.md section 4; XIR 3.5's built_in_ops.cpp): each int8 tensor a
+// CPU op reads (a DPU output, or a CPU fix) goes through a `fix2float` named "<tensor>_fix2float",
+// each CPU fix op becomes a `float2fix` (same attributes, an xint8 tensor) and an output one gets
+// a `fix2float` "<name>_" after it. With `float_outputs`, an output fix is left out instead: the
+// float op before it leaves the model as float, as a classifier's final softmax does.
+Graph with_float_cpu_ops(const Graph& compiled, bool float_outputs);
+
 // `compiled` with every empty const-fix op given int8 values in its `data` attribute (where
 // XIR keeps them; vai_c_xir leaves it empty and packs the weights for the DPU): weights
 // drawn from `seed` with He's scale (normal, standard deviation sqrt(2 / fan-in), so that

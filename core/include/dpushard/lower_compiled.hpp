@@ -7,10 +7,11 @@
 // leaky-relu from `nonlinear`] + fix, `eltwise-fix` ADD -> add [+ activation] + fix,
 // `pool-fix` -> maxpool2d / avgpool2d + fix, `concat-fix` -> concat + fix, `reshape-fix` ->
 // reshape, `upload` / `download` / `fix2float` -> identity (dpushard moves the int8 values, as
-// the vart backend does). Each fix takes the fix_point of the compiled op's output tensor. The
-// int8 value of compiled op X is the lowered op named X, so the lowered graph has the compiled
-// graph's inputs and outputs, names included; the ops inside a chain are named "X/conv2d",
-// "X/relu", ...
+// the vart backend does), and the float ops of CPU subgraphs as lower_float_ops.hpp says
+// (`float2fix` -> fix, `softmax`, `sigmoid`, `add`, `concat`, `reshape`, ... as they are). Each fix
+// takes the fix_point of the compiled op's output tensor. The int8 value of compiled op X is the
+// lowered op named X, so the lowered graph has the compiled graph's inputs and outputs, names
+// included; the ops inside a chain are named "X/conv2d", "X/relu", ...
 //
 // Weights: a `const-fix` op's values are its `data` attribute (XIR's place for them). vai_c_xir
 // leaves it empty and packs the weights into the DPU subgraph's parameters in the DPU's own

@@ -11,6 +11,7 @@
 
 #include "dpushard/attr.hpp"
 #include "dpushard/error.hpp"
+#include "dpushard/lower_float_ops.hpp"
 #include "dpushard/shape.hpp"
 
 namespace dpushard {
@@ -83,6 +84,9 @@ class Lowerer {
     if (type == "concat-fix") return lower_concat(op);
     if (type == "reshape-fix") return lower_reshape(op);
     if (type == "upload" || type == "download" || type == "fix2float") return lower_identity(op);
+    // The float ops vai_c_xir leaves in CPU subgraphs (lower_float_ops.hpp).
+    if (is_float_cpu_op(type))
+      return lower_float_cpu_op(op, compiled_.consumers(op.name).empty(), out_);
     fail(op, "no `_int` form for this op type");
   }
 
