@@ -67,6 +67,28 @@ std::vector<Clock::time_point> replay(std::size_t frames, std::size_t replicas,
   return finish;
 }
 
+TEST(SteadyRate, OneLateCompletionAtAnEndOfTheWindowMovesTheRateLittle) {
+  // 100 fps, one frame in flight; the window's first completion is 3 ms late (a scheduling
+  // hiccup). From the first and last completion alone the rate reads (n - 1) frames over 3 ms
+  // less; the least-squares slope through every completion moves by 6 (n - 1) / (n (n + 1))
+  // of that (an end point's leverage on the slope of n evenly spaced points): a third at 16
+  // frames, a seventh at 40.
+  for (int frames : {16, 40}) {
+    auto at = completions(frames, 1, milliseconds(10));
+    at[0] += std::chrono::microseconds(3000);
+    const double two_point =
+        (frames - 1) / std::chrono::duration<double>(at.back() - at.front()).count();
+    const double rate = steady_rate(at, 1);
+    EXPECT_GT(two_point, 100 * 1.005) << frames << " frames";
+    const double leverage = 6.0 * (frames - 1) / (frames * (frames + 1.0));
+    EXPECT_LT(std::fabs(rate / 100 - 1), 1.1 * leverage * (two_point / 100 - 1))
+        << frames << " frames";
+    EXPECT_LT(leverage, frames == 16 ? 0.34 : 0.15);
+  }
+  // Evenly spaced completions: the slope is exactly the rate, as from the two ends.
+  EXPECT_NEAR(steady_rate(completions(40, 1, milliseconds(10)), 1), 100, 1e-9);
+}
+
 TEST(SteadyRate, FourReplicasFinishingInBatchesAreFourTimesOneNotMore) {
   // 45 ms a frame: 4 replicas can do 88.9 fps. With 6 in flight they finish in batches of
   // 4; starting the window after the 6th completion starts it mid-batch and counts the rest

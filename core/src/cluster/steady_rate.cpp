@@ -54,9 +54,31 @@ double steady_rate(std::vector<std::chrono::steady_clock::time_point> completion
   std::size_t first = fill_end;
   while (first >= c && first + c > end) first -= c;
   const std::size_t last = first + (end - first) / c * c;
-  const double seconds =
-      std::chrono::duration<double>(completions[last] - completions[first]).count();
-  return seconds > 0 ? static_cast<double>(last - first) / seconds : 0;
+  // The rate is the least-squares slope through the ends of the window's whole cycles
+  // (completion first + k c at time t_k): every cycle boundary in the window weighs in, not
+  // only its two ends, so one late or early completion at either end of the window moves the
+  // rate by less (from the first and last alone, one late first completion of a 16-frame
+  // window read a low-rate plan 3-5 % high). With two boundaries it is the rate between them.
+  const std::size_t points = (last - first) / c + 1;
+  if (points < 2) return 0;
+  const auto at = [&](std::size_t k) {
+    return std::chrono::duration<double>(completions[first + k * c] - completions[first]).count();
+  };
+  double mean_k = 0, mean_t = 0;
+  for (std::size_t k = 0; k < points; ++k) {
+    mean_k += static_cast<double>(k);
+    mean_t += at(k);
+  }
+  mean_k /= static_cast<double>(points);
+  mean_t /= static_cast<double>(points);
+  double skt = 0, skk = 0;
+  for (std::size_t k = 0; k < points; ++k) {
+    const double dk = static_cast<double>(k) - mean_k;
+    skt += dk * (at(k) - mean_t);
+    skk += dk * dk;
+  }
+  const double seconds_per_cycle = skt / skk;
+  return seconds_per_cycle > 0 ? static_cast<double>(c) / seconds_per_cycle : 0;
 }
 
 }  // namespace dpushard::cluster

@@ -23,8 +23,10 @@ namespace dpushard::cluster {
 // plan whose tail shares a board with an expert read 5 % above that board's capacity). With
 // too few completions for the fill, one whole cycle and the drain, the window runs to the
 // last completion; with too few for the fill and one whole cycle, the cycle is 1 and the
-// fill at most the first half of them; with fewer than 2, 0. `completions` need not be
-// sorted.
+// fill at most the first half of them; with fewer than 2, 0. Over that window the rate is
+// the least-squares slope through the ends of its whole cycles (all of them, not the first
+// and last alone: one completion late or early at an end of the window weighs 1/K of K
+// cycles' fit instead of the whole). `completions` need not be sorted.
 // MLPerf LoadGen's Server arrivals: `frames` offsets from the stream's start of a Poisson
 // process of `rate` frames per second (exponential gaps, seeded: the same seed gives the
 // same schedule).
