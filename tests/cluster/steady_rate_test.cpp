@@ -89,6 +89,28 @@ TEST(SteadyRate, OneLateCompletionAtAnEndOfTheWindowMovesTheRateLittle) {
   EXPECT_NEAR(steady_rate(completions(40, 1, milliseconds(10)), 1), 100, 1e-9);
 }
 
+TEST(SteadyRate, TheRunsOwnSpreadIsItsHalvesApart) {
+  // An even stream: both halves of the window read the same rate.
+  EXPECT_NEAR(steady_rate_spread(completions(40, 1, milliseconds(10)), 1), 0, 1e-9);
+  // A load that came halfway: 10 ms a frame, then 11 ms. The halves read 100 and 90.9 fps,
+  // |100 - 90.9| / (100 + 90.9) = 4.8 %.
+  std::vector<Clock::time_point> at;
+  Clock::time_point t{};
+  for (int i = 0; i < 41; ++i) {
+    t += milliseconds(i < 20 ? 10 : 11);
+    at.push_back(t);
+  }
+  EXPECT_NEAR(steady_rate_spread(at, 1), (1000.0 / 10 - 1000.0 / 11) / (100 + 1000.0 / 11), 1e-3);
+  // Too short for two whole cycles a half: no spread to tell.
+  EXPECT_EQ(steady_rate_spread(completions(4, 1, milliseconds(10)), 1), 0.0);
+  // Replicas in batches (cycle 4): whole cycles a half, an even stream reads 0.
+  EXPECT_NEAR(steady_rate_spread(completions(48, 4, milliseconds(45)), 6, 4), 0, 1e-9);
+  // The median latencies of the first and second half of the frames.
+  EXPECT_NEAR(median_spread({10, 10, 10, 10, 11, 11, 11, 11}), 1.0 / 21, 1e-12);
+  EXPECT_NEAR(median_spread({10, 30, 10, 10, 10, 10, 10, 30}), 0, 1e-12);  // outliers: none
+  EXPECT_EQ(median_spread({10, 11, 12}), 0.0);
+}
+
 TEST(SteadyRate, FourReplicasFinishingInBatchesAreFourTimesOneNotMore) {
   // 45 ms a frame: 4 replicas can do 88.9 fps. With 6 in flight they finish in batches of
   // 4; starting the window after the 6th completion starts it mid-batch and counts the rest

@@ -36,4 +36,15 @@ std::vector<std::chrono::steady_clock::duration> poisson_arrivals(double rate, s
 double steady_rate(std::vector<std::chrono::steady_clock::time_point> completions, int inflight,
                    int cycle = 1);
 
+// The run's own spread of its steady rate: the window of steady_rate split at its middle
+// cycle end, each half's least-squares rate r1, r2, and |r1 - r2| / (r1 + r2) (how far each
+// half lies from their mean, relative to it). 0 when the window has fewer than two whole
+// cycles a half. A load that came or went during the run shows here; a steady load does not.
+double steady_rate_spread(std::vector<std::chrono::steady_clock::time_point> completions,
+                          int inflight, int cycle = 1);
+
+// The same for a median: `values` in the order they were taken, split into halves, each
+// half's median m1, m2, and |m1 - m2| / (m1 + m2); 0 for fewer than 4 values.
+double median_spread(const std::vector<double>& values);
+
 }  // namespace dpushard::cluster
