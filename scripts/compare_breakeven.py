@@ -63,7 +63,7 @@ def break_even_cells(path):
 
 def compare(a, b):
     """The cells whose answers differ: [(heading, nodes, column, answer in a, in b)]."""
-    keys = sorted(set(a) | set(b), key=lambda k: (list(a) + list(b)).index(k))
+    keys = list(a) + [k for k in b if k not in a]  # a's order, then b's own cells
     return keys, [(*k, a.get(k, "(missing)"), b.get(k, "(missing)")) for k in keys
                   if a.get(k) != b.get(k)]
 
