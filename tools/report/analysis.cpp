@@ -257,8 +257,11 @@ BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*m
   // repetitions' 95 % interval where that is wider. Symmetric about the threshold: a speedup
   // within the factor of it on either side straddles it, so two runs whose readings differ
   // by less than the margin both mark a size they read on opposite sides of it. The run's
-  // own spread of the measurement (its halves apart) widens the factor where it is known: a
-  // load that came or went while it was measured makes it no firmer than it is.
+  // own spread of the measurement (its halves apart) takes the margin's place where it is
+  // larger: a load that came or went while it was measured makes it no firmer than it is.
+  // Not on top of the margin: the margin, measured between runs, already holds a quiet
+  // run's own spread, and adding that (a few percent, itself noisy) would move the band's
+  // edges from run to run.
   const double threshold = 1.0 + min_gain;
   struct Interval {
     double lo, hi;
@@ -268,7 +271,7 @@ BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*m
   };
   auto interval = [&](const Row* r) {
     const double v = r->*metric;
-    const double factor = (1 + noise_margin) * (1 + spread_of(r));
+    const double factor = 1 + std::max(noise_margin, spread_of(r));
     Interval i{v / factor, v * factor};
     if (lower != nullptr && r->*lower > 0) i.lo = std::min(i.lo, r->*lower);
     if (upper != nullptr && r->*upper > 0) i.hi = std::max(i.hi, r->*upper);
@@ -289,9 +292,10 @@ BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*m
   while (reach > 0 && (beats(usable[reach - 1]) || straddles(usable[reach - 1]))) {
     if (straddles(usable[reach - 1])) {
       const Interval i = interval(usable[reach - 1]);
-      be.straddling.insert(be.straddling.begin(),
-                           {usable[reach - 1]->m.size, usable[reach - 1]->*metric, i.lo, i.hi,
-                            spread_of(usable[reach - 1])});
+      be.straddling.insert(
+          be.straddling.begin(),
+          {usable[reach - 1]->m.size, usable[reach - 1]->*metric, i.lo, i.hi,
+           spread_of(usable[reach - 1]) > noise_margin ? spread_of(usable[reach - 1]) : 0.0});
     }
     --reach;
   }

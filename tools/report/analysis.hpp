@@ -30,7 +30,8 @@ struct Row {
   double speedup_hi = 0;
   // The run's own spread of each speedup: the two measurements' halves apart, summed (this
   // configuration's and its 1-node baseline's fps_spread, or their SingleStream p50_spread);
-  // 0 when the suite did not record them. The break-even rule widens the noise margin by it.
+  // 0 when the suite did not record them. The break-even rule uses it in place of the noise
+  // margin where it is larger.
   double speedup_spread = 0;
   double latency_spread = 0;
   // The 1-node baseline's own node bound (0: not known): with it and this row's, the
@@ -114,7 +115,7 @@ struct BreakEven {
   struct Straddle {
     std::string size;
     double at = 0, lo = 0, hi = 0;
-    double spread = 0;  // the run's own spread that widened its interval (0: none)
+    double spread = 0;  // the run's own spread, where it was wider than the margin (0: not)
   };
   std::vector<Straddle> straddling;
 };
@@ -191,9 +192,9 @@ Analysis analyze(const RunResults& results, const AnalysisOptions& options = {})
 
 // The break-even of `rows` (one configuration at increasing sizes); `metric` picks the
 // speedup and `lower`/`upper`, when given, its repetitions' interval. Each row's interval is
-// its value divided and multiplied by (1 + `noise_margin`) x (1 + its `own_spread`, the
-// run's own spread of that speedup, when given), widened to the repetitions' where that is
-// wider. Walking down from the largest size, the break-even is where the
+// its value divided and multiplied by 1 + the larger of `noise_margin` and its
+// `own_spread` (the run's own spread of that speedup, when given), widened to the
+// repetitions' where that is wider. Walking down from the largest size, the break-even is where the
 // intervals stop lying wholly above 1 + `min_gain`; when an interval that straddles the
 // threshold (lower end at or below it, upper end above) stopped the walk, the cell is marked
 // as noise and `reach` says how far down straddling intervals would take it. Exposed for
