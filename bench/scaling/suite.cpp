@@ -606,7 +606,8 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
   state.counters["fps"] = fps;
   state.counters["span_fps"] = span_fps;
   // The run's own spread: its steady window's halves' rates and its frames' halves' median
-  // latencies apart (RunResult); the report widens the noise margin by them.
+  // latencies apart (RunResult); the report uses them in place of the noise margin where
+  // they are larger.
   state.counters["fps_spread"] = fps_spread / n;
   state.counters["p50_spread"] = p50_spread / n;
   state.counters["predicted_fps"] = c.plan.predicted.throughput_fps;
