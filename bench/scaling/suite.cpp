@@ -61,7 +61,7 @@ struct Suite {
   std::map<std::string, double> offline_fps;    // "size/nodes/strategy" -> its Offline fps
   bool link_paced = false;                      // what the cluster file asks for the nodes it names
   bool modeled = false;                         // every node runs the sim backend
-  std::vector<std::int64_t> dpu_cores;          // per cluster node: its target's DPU cores
+  std::vector<std::int64_t> dpu_cores;          // per cluster node: its target's (0: unknown)
   struct AutoChoice {
     std::string size;
     int nodes = 0;
@@ -168,7 +168,8 @@ struct RateBounds {
 // the paced link's payload rate (0: not paced, no link bounds). Bytes between fragments on
 // one node cross no port; the bytes counted are payload only (headers left out), so each
 // bound is at least the true one.
-// `dpu_cores`: each node slot's DPU cores (its target's; a slot past the end: 1).
+// `dpu_cores`: each node slot's DPU cores (its target's; 0 or a slot past the end: not known,
+// no board bound for it).
 RateBounds rate_bounds(const Plan& plan, bool modeled, double goodput_bytes_per_s,
                        const std::vector<std::int64_t>& dpu_cores) {
   RateBounds b;
@@ -194,11 +195,9 @@ RateBounds rate_bounds(const Plan& plan, bool modeled, double goodput_bytes_per_
     }
     for (const auto& [node, ms] : board_dpu_ms) {
       const auto slot = static_cast<std::size_t>(node);
-      const double cores = slot < dpu_cores.size()
-                               ? static_cast<double>(std::max<std::int64_t>(1, dpu_cores[slot]))
-                               : 1.0;
-      const double fps = cores * 1000.0 / ms;
-      if (b.node_fps > 0 && ms > 0) b.node_fps = std::min(b.node_fps, fps);
+      if (slot >= dpu_cores.size() || dpu_cores[slot] <= 0 || !(ms > 0)) continue;
+      const double fps = static_cast<double>(dpu_cores[slot]) * 1000.0 / ms;
+      if (b.node_fps > 0) b.node_fps = std::min(b.node_fps, fps);
     }
   }
   if (goodput_bytes_per_s > 0) {
@@ -763,9 +762,18 @@ int run_scaling_suite(const std::string& family, int argc, char** argv) {
       const auto descriptor = find_backend(b);  // "any": not known, so not modeled
       return descriptor && descriptor->traits.models_time;
     });
+    // Each node's DPU cores, for the board bound (bound_node_fps); 0 where not known (no
+    // target named, or one this machine cannot read, such as a file on the board only):
+    // that board then has no board bound, only its fragments' own.
     for (const auto& node : s.cluster.nodes) {
-      std::int64_t cores = 1;
-      if (s.modeled && !node.target.empty()) cores = resolve_target(node.target).dpu_cores;
+      std::int64_t cores = 0;
+      if (s.modeled && !node.target.empty()) {
+        try {
+          cores = resolve_target(node.target).dpu_cores;
+        } catch (const std::exception&) {
+          cores = 0;
+        }
+      }
       s.dpu_cores.push_back(cores);
     }
     s.progress = std::make_unique<Progress>(family, o.progress_file);
