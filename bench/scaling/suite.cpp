@@ -16,6 +16,7 @@
 #include "dpushard/cluster.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/ethernet_link.hpp"
+#include "dpushard/perf.hpp"
 #include "dpushard/split.hpp"
 #include "scaling/model_store.hpp"
 #include "scaling/options.hpp"
@@ -60,6 +61,7 @@ struct Suite {
   std::map<std::string, double> offline_fps;    // "size/nodes/strategy" -> its Offline fps
   bool link_paced = false;                      // what the cluster file asks for the nodes it names
   bool modeled = false;                         // every node runs the sim backend
+  std::vector<std::int64_t> dpu_cores;          // per cluster node: its target's (0: unknown)
   struct AutoChoice {
     std::string size;
     int nodes = 0;
@@ -154,7 +156,9 @@ void dpu_counters(benchmark::State& state, const Plan& plan) {
 // The most frames per second a plan can run, each a hard upper bound (0: not known); a
 // measured rate above one is an artifact of the measurement (the report flags it).
 struct RateBounds {
-  double node_fps = 0;  // a fragment runs its frames one after the other on each of its nodes
+  // A fragment runs its frames one after the other on each of its nodes, and the fragments
+  // a board holds share its DPU cores: the tighter of the two
+  double node_fps = 0;
   double link_fps = 0;  // the busiest node's port, each direction, at the link's goodput
   double port_fps = 0;  // the head node's port: inputs out, outputs in
 };
@@ -164,9 +168,17 @@ struct RateBounds {
 // the paced link's payload rate (0: not paced, no link bounds). Bytes between fragments on
 // one node cross no port; the bytes counted are payload only (headers left out), so each
 // bound is at least the true one.
-RateBounds rate_bounds(const Plan& plan, bool modeled, double goodput_bytes_per_s) {
+// `dpu_cores`: each node slot's DPU cores (its target's; 0 or a slot past the end: not known,
+// no board bound for it).
+RateBounds rate_bounds(const Plan& plan, bool modeled, double goodput_bytes_per_s,
+                       const std::vector<std::int64_t>& dpu_cores) {
   RateBounds b;
   if (modeled && plan.cost_model.rfind("timing:", 0) == 0) {
+    // Per board: the DPU ms of a frame over every fragment it holds (a replica's 1/copies),
+    // served by its DPU cores (the sim backend's SimBoard reserves one core per fragment
+    // run, whichever fragment asks). A board holding two fragments can do no more than that,
+    // which is tighter than either fragment's own bound.
+    std::map<int, double> board_dpu_ms;
     for (const auto& f : plan.fragments) {
       if (!(f.cost.compute_ms > 0) || f.nodes.empty()) continue;
       double copies = static_cast<double>(f.nodes.size());
@@ -178,6 +190,14 @@ RateBounds rate_bounds(const Plan& plan, bool modeled, double goodput_bytes_per_
       }
       const double fps = copies * 1000.0 / f.cost.compute_ms;
       b.node_fps = b.node_fps > 0 ? std::min(b.node_fps, fps) : fps;
+      if (f.cost.dpu_ms > 0)
+        for (int node : f.nodes) board_dpu_ms[node] += f.cost.dpu_ms / copies;
+    }
+    for (const auto& [node, ms] : board_dpu_ms) {
+      const auto slot = static_cast<std::size_t>(node);
+      if (slot >= dpu_cores.size() || dpu_cores[slot] <= 0 || !(ms > 0)) continue;
+      const double fps = static_cast<double>(dpu_cores[slot]) * 1000.0 / ms;
+      if (b.node_fps > 0) b.node_fps = std::min(b.node_fps, fps);
     }
   }
   if (goodput_bytes_per_s > 0) {
@@ -518,7 +538,7 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
   // Per frame: the busiest node's backend time, the largest worker and the orchestrator
   // CPU time on this machine, and the busiest node's bytes sent.
   double node_ms = 0, worker_cpu_ms = 0, orchestrator_cpu_ms = 0, node_tx_bytes = 0;
-  double paced = 0;
+  double paced = 0, fps_spread = 0, p50_spread = 0;
   int runs = 0;
   std::int64_t frames = 0;
   for (auto _ : state) {
@@ -539,6 +559,8 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
     state.SetIterationTime(r.wall_s);  // the distributed span only
     wall += r.wall_s;
     steady += r.steady_fps;
+    fps_spread += r.steady_fps_spread;
+    p50_spread += r.latency_p50_spread;
     frames += r.frames_completed;
     p50 += r.latency_p50_ms;
     p90 += r.latency_p90_ms;
@@ -582,6 +604,11 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
   state.counters["predicted_latency_ms"] = c.plan.predicted.latency_ms;
   state.counters["fps"] = fps;
   state.counters["span_fps"] = span_fps;
+  // The run's own spread: its steady window's halves' rates and its frames' halves' median
+  // latencies apart (RunResult); the report uses them in place of the noise margin where
+  // they are larger.
+  state.counters["fps_spread"] = fps_spread / n;
+  state.counters["p50_spread"] = p50_spread / n;
   state.counters["predicted_fps"] = c.plan.predicted.throughput_fps;
   state.counters["p50_ms"] = p50 / n;
   state.counters["p90_ms"] = p90 / n;
@@ -598,7 +625,7 @@ void run_config(benchmark::State& state, Suite& s, Config& c) {
   state.counters["link_paced"] = paced / n;
   const double goodput =
       paced > 0 ? s.cluster.link_gbps * 1e9 / 8 * ethernet::kPayloadEfficiency : 0.0;
-  const RateBounds bounds = rate_bounds(c.plan, s.modeled, goodput);
+  const RateBounds bounds = rate_bounds(c.plan, s.modeled, goodput, s.dpu_cores);
   state.counters["bound_node_fps"] = bounds.node_fps;
   state.counters["bound_link_fps"] = bounds.link_fps;
   state.counters["bound_port_fps"] = bounds.port_fps;
@@ -735,6 +762,20 @@ int run_scaling_suite(const std::string& family, int argc, char** argv) {
       const auto descriptor = find_backend(b);  // "any": not known, so not modeled
       return descriptor && descriptor->traits.models_time;
     });
+    // Each node's DPU cores, for the board bound (bound_node_fps); 0 where not known (no
+    // target named, or one this machine cannot read, such as a file on the board only):
+    // that board then has no board bound, only its fragments' own.
+    for (const auto& node : s.cluster.nodes) {
+      std::int64_t cores = 0;
+      if (s.modeled && !node.target.empty()) {
+        try {
+          cores = resolve_target(node.target).dpu_cores;
+        } catch (const std::exception&) {
+          cores = 0;
+        }
+      }
+      s.dpu_cores.push_back(cores);
+    }
     s.progress = std::make_unique<Progress>(family, o.progress_file);
     prepare(s);
     double weight = 0;

@@ -129,6 +129,11 @@ TEST_F(CliCluster, MixedSimWorkersRunAtThePredictedRate) {
               0)
         << read_text(dir_ / (name + ".err"));
     steady = std::max(steady, json_of(name)["steady_fps"].get<double>());
+    // The run's own spread: its halves' rates and median latencies apart, a fraction.
+    for (const char* spread : {"steady_fps_spread", "latency_p50_spread"}) {
+      const double v = json_of(name)[spread].get<double>();
+      EXPECT_TRUE(v >= 0 && v < 0.5) << spread << " " << v;
+    }
     if (std::abs(steady / predicted - 1.0) <= 0.10) break;
   }
   EXPECT_NEAR(steady / predicted, 1.0, 0.10)

@@ -67,6 +67,50 @@ std::vector<Clock::time_point> replay(std::size_t frames, std::size_t replicas,
   return finish;
 }
 
+TEST(SteadyRate, OneLateCompletionAtAnEndOfTheWindowMovesTheRateLittle) {
+  // 100 fps, one frame in flight; the window's first completion is 3 ms late (a scheduling
+  // hiccup). From the first and last completion alone the rate reads (n - 1) frames over 3 ms
+  // less; the least-squares slope through every completion moves by 6 (n - 1) / (n (n + 1))
+  // of that (an end point's leverage on the slope of n evenly spaced points): a third at 16
+  // frames, a seventh at 40.
+  for (int frames : {16, 40}) {
+    auto at = completions(frames, 1, milliseconds(10));
+    at[0] += std::chrono::microseconds(3000);
+    const double two_point =
+        (frames - 1) / std::chrono::duration<double>(at.back() - at.front()).count();
+    const double rate = steady_rate(at, 1);
+    EXPECT_GT(two_point, 100 * 1.005) << frames << " frames";
+    const double leverage = 6.0 * (frames - 1) / (frames * (frames + 1.0));
+    EXPECT_LT(std::fabs(rate / 100 - 1), 1.1 * leverage * (two_point / 100 - 1))
+        << frames << " frames";
+    EXPECT_LT(leverage, frames == 16 ? 0.34 : 0.15);
+  }
+  // Evenly spaced completions: the slope is exactly the rate, as from the two ends.
+  EXPECT_NEAR(steady_rate(completions(40, 1, milliseconds(10)), 1), 100, 1e-9);
+}
+
+TEST(SteadyRate, TheRunsOwnSpreadIsItsHalvesApart) {
+  // An even stream: both halves of the window read the same rate.
+  EXPECT_NEAR(steady_rate_spread(completions(40, 1, milliseconds(10)), 1), 0, 1e-9);
+  // A load that came halfway: 10 ms a frame, then 11 ms. The halves read 100 and 90.9 fps,
+  // |100 - 90.9| / (100 + 90.9) = 4.8 %.
+  std::vector<Clock::time_point> at;
+  Clock::time_point t{};
+  for (int i = 0; i < 41; ++i) {
+    t += milliseconds(i < 20 ? 10 : 11);
+    at.push_back(t);
+  }
+  EXPECT_NEAR(steady_rate_spread(at, 1), (1000.0 / 10 - 1000.0 / 11) / (100 + 1000.0 / 11), 1e-3);
+  // Too short for two whole cycles a half: no spread to tell.
+  EXPECT_EQ(steady_rate_spread(completions(4, 1, milliseconds(10)), 1), 0.0);
+  // Replicas in batches (cycle 4): whole cycles a half, an even stream reads 0.
+  EXPECT_NEAR(steady_rate_spread(completions(48, 4, milliseconds(45)), 6, 4), 0, 1e-9);
+  // The median latencies of the first and second half of the frames.
+  EXPECT_NEAR(median_spread({10, 10, 10, 10, 11, 11, 11, 11}), 1.0 / 21, 1e-12);
+  EXPECT_NEAR(median_spread({10, 30, 10, 10, 10, 10, 10, 30}), 0, 1e-12);  // outliers: none
+  EXPECT_EQ(median_spread({10, 11, 12}), 0.0);
+}
+
 TEST(SteadyRate, FourReplicasFinishingInBatchesAreFourTimesOneNotMore) {
   // 45 ms a frame: 4 replicas can do 88.9 fps. With 6 in flight they finish in batches of
   // 4; starting the window after the 6th completion starts it mid-batch and counts the rest

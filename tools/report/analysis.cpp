@@ -144,6 +144,9 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
       row.efficiency = row.speedup / m.nodes;
       row.speedup_lo = b.fps_hi > 0 ? m.fps_lo / b.fps_hi : row.speedup;
       row.speedup_hi = b.fps_lo > 0 ? m.fps_hi / b.fps_lo : row.speedup;
+      row.speedup_spread = m.fps_spread + b.fps_spread;
+      if (ss && ss_base) row.latency_spread = ss->p50_spread + ss_base->p50_spread;
+      row.baseline_bound_node_fps = b.bound_node_fps;
     }
     if (!m.failed && m.predicted_fps > 0) row.fit = m.fps / m.predicted_fps;
     if (!m.failed) row.measurement_error = measurement_error(row);
@@ -171,9 +174,9 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
       // the suites' --node-strategies): no break-even, rather than one without data.
       if (series.empty()) continue;
       BreakEven t = break_even(series, &Row::speedup, &Row::speedup_lo, &Row::speedup_hi, min_gain,
-                               noise_margin);
-      BreakEven l =
-          break_even(series, &Row::latency_speedup, nullptr, nullptr, min_gain, noise_margin);
+                               noise_margin, &Row::speedup_spread);
+      BreakEven l = break_even(series, &Row::latency_speedup, nullptr, nullptr, min_gain,
+                               noise_margin, &Row::latency_spread);
       if (!series.empty() &&
           std::all_of(series.begin(), series.end(), [](const Row* r) { return r->m.not_possible; }))
         t.kind = l.kind = BreakEven::Kind::NotPossible;
@@ -240,7 +243,8 @@ std::string timing_label(const std::string& backend) {
 }
 
 BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*metric,
-                     double Row::*lower, double Row::*upper, double min_gain, double noise_margin) {
+                     double Row::*lower, double Row::*upper, double min_gain, double noise_margin,
+                     double Row::*own_spread) {
   BreakEven be;
   std::vector<const Row*> usable;
   for (const Row* r : rows_by_size)
@@ -252,14 +256,23 @@ BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*m
   // spread between two runs, which a run's own repetitions do not see), widened to the
   // repetitions' 95 % interval where that is wider. Symmetric about the threshold: a speedup
   // within the factor of it on either side straddles it, so two runs whose readings differ
-  // by less than the margin both mark a size they read on opposite sides of it.
+  // by less than the margin both mark a size they read on opposite sides of it. The run's
+  // own spread of the measurement (its halves apart) takes the margin's place where it is
+  // larger: a load that came or went while it was measured makes it no firmer than it is.
+  // Not on top of the margin: the margin, measured between runs, already holds a quiet
+  // run's own spread, and adding that (a few percent, itself noisy) would move the band's
+  // edges from run to run.
   const double threshold = 1.0 + min_gain;
   struct Interval {
     double lo, hi;
   };
+  auto spread_of = [&](const Row* r) {
+    return own_spread != nullptr && r->*own_spread > 0 ? r->*own_spread : 0.0;
+  };
   auto interval = [&](const Row* r) {
     const double v = r->*metric;
-    Interval i{v / (1 + noise_margin), v * (1 + noise_margin)};
+    const double factor = 1 + std::max(noise_margin, spread_of(r));
+    Interval i{v / factor, v * factor};
     if (lower != nullptr && r->*lower > 0) i.lo = std::min(i.lo, r->*lower);
     if (upper != nullptr && r->*upper > 0) i.hi = std::max(i.hi, r->*upper);
     return i;
@@ -279,8 +292,10 @@ BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*m
   while (reach > 0 && (beats(usable[reach - 1]) || straddles(usable[reach - 1]))) {
     if (straddles(usable[reach - 1])) {
       const Interval i = interval(usable[reach - 1]);
-      be.straddling.insert(be.straddling.begin(),
-                           {usable[reach - 1]->m.size, usable[reach - 1]->*metric, i.lo, i.hi});
+      be.straddling.insert(
+          be.straddling.begin(),
+          {usable[reach - 1]->m.size, usable[reach - 1]->*metric, i.lo, i.hi,
+           spread_of(usable[reach - 1]) > noise_margin ? spread_of(usable[reach - 1]) : 0.0});
     }
     --reach;
   }
@@ -334,7 +349,8 @@ std::string measurement_error(const Row& row) {
   const Bound bounds[] = {
       {m.bound_node_fps,
        "its busiest node allows (its slowest fragment's modeled busy time per frame: DPU and "
-       "A53, or its network thread when longer; no waiting counted)"},
+       "A53, or its network thread when longer; or the DPU time of every fragment one board "
+       "holds, which share its DPU; no waiting counted)"},
       {m.bound_link_fps,
        "its busiest node's port allows (its bytes per frame at the link's goodput)"},
       {m.bound_port_fps, "the head node's port allows (inputs and outputs at the link's goodput)"}};
@@ -361,7 +377,9 @@ std::string measurement_error(const Row& row) {
                   m.fps, 100 * (m.fps / tightest->fps - 1), tightest->fps, tightest->what);
     return buf + whole_run(tightest->fps);
   }
-  if (m.nodes > 1 && row.has_baseline && row.efficiency > 1 + kEfficiencyTolerance) {
+  const bool bounds_known = m.bound_node_fps > 0 && row.baseline_bound_node_fps > 0;
+  if (m.nodes > 1 && row.has_baseline && !bounds_known &&
+      row.efficiency > 1 + kEfficiencyTolerance) {
     std::snprintf(buf, sizeof buf,
                   "%.0f %% parallel efficiency: %d nodes cannot do more than %d times one "
                   "node's work (%.2fx measured); the rate or the one-node baseline is off",

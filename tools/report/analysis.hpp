@@ -28,6 +28,15 @@ struct Row {
   // conservative way (lowest over highest, highest over lowest).
   double speedup_lo = 0;
   double speedup_hi = 0;
+  // The run's own spread of each speedup: the two measurements' halves apart, summed (this
+  // configuration's and its 1-node baseline's fps_spread, or their SingleStream p50_spread);
+  // 0 when the suite did not record them. The break-even rule uses it in place of the noise
+  // margin where it is larger.
+  double speedup_spread = 0;
+  double latency_spread = 0;
+  // The 1-node baseline's own node bound (0: not known): with it and this row's, the
+  // bounds decide what the plan can do and the efficiency check is not needed.
+  double baseline_bound_node_fps = 0;
   // fps / fps of replicate (data parallel) on as many nodes, the same model (0: no such
   // measurement); the model-parallel plans' gain over simply running N copies.
   double vs_replicate = 0;
@@ -42,7 +51,11 @@ struct Row {
 // A rate more than this above a hard bound (measurement_error) is an error.
 inline constexpr double kBoundTolerance = 0.02;
 // Parallel efficiency above 1 by more than this is an error (the repetitions of one
-// configuration spread by about this much).
+// configuration spread by about this much). Only where the plan's or the baseline's node
+// bound is not known: with both, the bound check holds the rate to what the plan can do,
+// and an efficiency above 1 says the 1-node baseline read low (two quiet runs struck out a
+// 3-node plan at 101.5 % whose rate was 1.5 % under its bound, and a 2-node replicate at
+// 101.5 %, 0.9 % under it, each in one run only).
 inline constexpr double kEfficiencyTolerance = 0.005;
 
 // Why `row` cannot be a true measurement (measurement_error), or "" when it can.
@@ -102,6 +115,7 @@ struct BreakEven {
   struct Straddle {
     std::string size;
     double at = 0, lo = 0, hi = 0;
+    double spread = 0;  // the run's own spread, where it was wider than the margin (0: not)
   };
   std::vector<Straddle> straddling;
 };
@@ -178,14 +192,16 @@ Analysis analyze(const RunResults& results, const AnalysisOptions& options = {})
 
 // The break-even of `rows` (one configuration at increasing sizes); `metric` picks the
 // speedup and `lower`/`upper`, when given, its repetitions' interval. Each row's interval is
-// its value divided and multiplied by (1 + `noise_margin`), widened to the repetitions'
-// where that is wider. Walking down from the largest size, the break-even is where the
+// its value divided and multiplied by 1 + the larger of `noise_margin` and its
+// `own_spread` (the run's own spread of that speedup, when given), widened to the
+// repetitions' where that is wider. Walking down from the largest size, the break-even is where the
 // intervals stop lying wholly above 1 + `min_gain`; when an interval that straddles the
 // threshold (lower end at or below it, upper end above) stopped the walk, the cell is marked
 // as noise and `reach` says how far down straddling intervals would take it. Exposed for
 // tests.
 BreakEven break_even(const std::vector<const Row*>& rows_by_size, double Row::*metric,
                      double Row::*lower = nullptr, double Row::*upper = nullptr,
-                     double min_gain = 0, double noise_margin = 0);
+                     double min_gain = 0, double noise_margin = 0,
+                     double Row::*own_spread = nullptr);
 
 }  // namespace dpushard::report

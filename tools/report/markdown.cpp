@@ -249,9 +249,11 @@ std::string subset_note(const FamilyAnalysis& fa, bool break_even) {
   return note;
 }
 
-// "1M's 1.06× [1.04, 1.08]": a straddling speedup with the interval the rule read.
+// "1M's 1.06× [1.04, 1.08]": a straddling speedup with the interval the rule read, and the
+// run's own spread that widened it where there was one ("[0.97, 1.16], own spread 2.0 %").
 std::string straddle_text(const BreakEven::Straddle& s) {
-  return s.size + "'s " + fixed(s.at, 2) + "× [" + fixed(s.lo, 2) + ", " + fixed(s.hi, 2) + "]";
+  return s.size + "'s " + fixed(s.at, 2) + "× [" + fixed(s.lo, 2) + ", " + fixed(s.hi, 2) +
+         (s.spread > 0 ? ", own spread " + fixed(100 * s.spread, 1) + " %" : "") + "]";
 }
 
 // The break-even's size as the rule read it, without its speedup: "≤ 1M", "2M", "> 20M".
@@ -280,13 +282,17 @@ void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
         cell = break_even_cell(be);
         if (be.noisy && be.kind != BreakEven::Kind::NotPossible) {
           std::string straddles;
-          for (const auto& st : be.straddling)
+          bool own_spread = false;  // a straddling size's own spread was wider than the margin
+          for (const auto& st : be.straddling) {
             straddles += (straddles.empty() ? "" : ", ") + straddle_text(st);
-          notes.push_back(std::to_string(n) + " nodes, " + s + ": " + straddles +
-                          (be.straddling.size() == 1 ? " lies" : " lie") + " within " +
-                          percent_text(noise_margin) + " of " + speedup_threshold_text(min_gain) +
-                          ", so noise decides between " + firm_text(be) + " and " +
-                          (be.reach_smallest ? "≤ " : "") + be.reach.label + ".");
+            own_spread = own_spread || st.spread > 0;
+          }
+          notes.push_back(
+              std::to_string(n) + " nodes, " + s + ": " + straddles +
+              (be.straddling.size() == 1 ? " lies" : " lie") + " within " +
+              percent_text(noise_margin) + (own_spread ? " (or its own spread, where named)" : "") +
+              " of " + speedup_threshold_text(min_gain) + ", so noise decides between " +
+              firm_text(be) + " and " + (be.reach_smallest ? "≤ " : "") + be.reach.label + ".");
           cell += superscript(notes.size());
         }
       }
@@ -316,9 +322,14 @@ void break_even_section(std::ostringstream& md, const Analysis& a) {
      << " of the threshold, on either side of it (the noise margin: how far two runs at one "
         "commit read the same speedup apart, their p95; docs/benchmarking.md), so another run "
         "may read it on the other side; the cell reads the same whichever side this run read "
-        "it on. The note under the table names those sizes with their speedup and interval "
-        "(the value divided and multiplied by 1 + the margin, or the repetitions' 95 % "
-        "interval where wider) and how far down the cell could move. "
+        "it on. Where the suite recorded the run's own spread of a speedup (its two "
+        "measurements' halves apart: the steady window's two halves' rates, or the first and "
+        "second half of the frames' median latencies, summed over the configuration and its "
+        "1-node baseline) and it is larger than the margin, it takes the margin's place: a "
+        "load that came or went while a size was measured makes that size no firmer than it "
+        "is. The note under the table names those sizes with their speedup and interval (the "
+        "value divided and multiplied by 1 + the margin or that larger own spread, or the "
+        "repetitions' 95 % interval where wider) and how far down the cell could move. "
         "`replicate` "
         "runs the whole model on every node (data parallel) and is the baseline the model-"
         "parallel strategies are judged against. Times are "

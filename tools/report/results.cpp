@@ -108,6 +108,8 @@ Measurement combine(const std::vector<const json*>& entries, const std::string& 
   m.gmacs = average("gmacs", false);
   m.fps = average("fps", true);
   m.span_fps = average("span_fps", false);
+  m.fps_spread = average("fps_spread", false);
+  m.p50_spread = average("p50_spread", false);
   m.p50_ms = average("p50_ms", false);
   m.p90_ms = average("p90_ms", false);
   m.p99_ms = average("p99_ms", false);

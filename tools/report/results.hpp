@@ -59,6 +59,11 @@ struct Measurement {
   double fps_stddev = 0;
   double fps_lo = 0;
   double fps_hi = 0;
+  // The run's own spread (0: not recorded): its steady window's two halves' rates apart and
+  // its frames' two halves' median latencies apart, each |a - b| / (a + b) (the suite's
+  // fps_spread and p50_spread counters, cluster::RunResult).
+  double fps_spread = 0;
+  double p50_spread = 0;
   // Where the time goes, per frame (0 when the suite did not record it): the busiest
   // node's backend time measured and the plan's prediction of it, the largest worker and
   // the orchestrator CPU time on this machine, and the busiest node's bytes sent.

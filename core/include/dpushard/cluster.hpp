@@ -211,6 +211,11 @@ struct RunResult {
   double steady_fps = 0;
   double latency_p50_ms = 0, latency_p90_ms = 0, latency_p99_ms = 0;
   double latency_mean_ms = 0, latency_min_ms = 0, latency_max_ms = 0;
+  // The run's own spread (each 0 when too short to tell): the steady window's two halves'
+  // rates apart, and the first and second half of the frames' median latencies apart, each
+  // |a - b| / (a + b) (cluster/steady_rate.hpp).
+  double steady_fps_spread = 0;
+  double latency_p50_spread = 0;
   // TENSOR frames on the network per frame, headers included: inputs from the
   // orchestrator, tensors between nodes and outputs back.
   double wire_bytes_per_frame = 0;

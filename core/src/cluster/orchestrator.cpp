@@ -664,6 +664,8 @@ void Orchestrator::summarize(RunResult& result) const {
   // Steady state: the window's fill left out, whole cycles of the plan's frame order.
   const double steady = steady_rate(completions_, options_.inflight, frame_cycle_);
   result.steady_fps = steady > 0 ? steady : result.throughput_fps;
+  result.steady_fps_spread = steady_rate_spread(completions_, options_.inflight, frame_cycle_);
+  result.latency_p50_spread = median_spread(latencies_ms_);
   std::vector<double> sorted = latencies_ms_;
   std::sort(sorted.begin(), sorted.end());
   measure_events(result);

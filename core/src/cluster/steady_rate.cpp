@@ -1,6 +1,7 @@
 #include "steady_rate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 
@@ -31,11 +32,20 @@ std::vector<std::chrono::steady_clock::duration> poisson_arrivals(double rate, s
   return at;
 }
 
-double steady_rate(std::vector<std::chrono::steady_clock::time_point> completions, int inflight,
-                   int cycle) {
+namespace {
+
+using TimePoint = std::chrono::steady_clock::time_point;
+
+// The steady window over sorted completions: completions first, first + c, ..., last (the
+// ends of its whole cycles). points < 2: no window.
+struct Window {
+  std::size_t first = 0, c = 1, points = 0;
+};
+
+Window steady_window(const std::vector<TimePoint>& completions, int inflight, int cycle) {
+  Window w;
   const std::size_t n = completions.size();
-  if (n < 2) return 0;
-  std::sort(completions.begin(), completions.end());
+  if (n < 2) return w;
   auto c = static_cast<std::size_t>(std::max(cycle, 1));
   if (n < 2 * c) c = 1;  // too short for a cycle after the first: the plain rule
   const std::size_t fill =
@@ -53,10 +63,76 @@ double steady_rate(std::vector<std::chrono::steady_clock::time_point> completion
   if (end < fill_end + c) end = n - 1;  // too short to leave out the drain as well
   std::size_t first = fill_end;
   while (first >= c && first + c > end) first -= c;
-  const std::size_t last = first + (end - first) / c * c;
-  const double seconds =
-      std::chrono::duration<double>(completions[last] - completions[first]).count();
-  return seconds > 0 ? static_cast<double>(last - first) / seconds : 0;
+  w.first = first;
+  w.c = c;
+  w.points = (end - first) / c + 1;
+  return w;
+}
+
+// The least-squares rate through the window's cycle ends from..to (inclusive): frames per
+// second, 0 when it has fewer than two or they do not advance.
+double fitted_rate(const std::vector<TimePoint>& completions, const Window& w, std::size_t from,
+                   std::size_t to) {
+  if (to <= from) return 0;
+  const auto at = [&](std::size_t k) {
+    return std::chrono::duration<double>(completions[w.first + k * w.c] - completions[w.first])
+        .count();
+  };
+  const double count = static_cast<double>(to - from + 1);
+  double mean_k = 0, mean_t = 0;
+  for (std::size_t k = from; k <= to; ++k) {
+    mean_k += static_cast<double>(k);
+    mean_t += at(k);
+  }
+  mean_k /= count;
+  mean_t /= count;
+  double skt = 0, skk = 0;
+  for (std::size_t k = from; k <= to; ++k) {
+    const double dk = static_cast<double>(k) - mean_k;
+    skt += dk * (at(k) - mean_t);
+    skk += dk * dk;
+  }
+  const double seconds_per_cycle = skt / skk;
+  return seconds_per_cycle > 0 ? static_cast<double>(w.c) / seconds_per_cycle : 0;
+}
+
+// |a - b| / (a + b): how far each of two readings lies from their mean, relative to it.
+double apart(double a, double b) { return a + b > 0 ? std::fabs(a - b) / (a + b) : 0; }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+double steady_rate(std::vector<TimePoint> completions, int inflight, int cycle) {
+  std::sort(completions.begin(), completions.end());
+  const Window w = steady_window(completions, inflight, cycle);
+  // The rate is the least-squares slope through the ends of the window's whole cycles
+  // (completion first + k c at time t_k): every cycle boundary in the window weighs in, not
+  // only its two ends, so one late or early completion at either end of the window moves the
+  // rate by less (from the first and last alone, one late first completion of a 16-frame
+  // window read a low-rate plan 3-5 % high). With two boundaries it is the rate between them.
+  if (w.points < 2) return 0;
+  return fitted_rate(completions, w, 0, w.points - 1);
+}
+
+double steady_rate_spread(std::vector<TimePoint> completions, int inflight, int cycle) {
+  std::sort(completions.begin(), completions.end());
+  const Window w = steady_window(completions, inflight, cycle);
+  if (w.points < 5) return 0;  // each half needs two whole cycles
+  const std::size_t middle = (w.points - 1) / 2;
+  return apart(fitted_rate(completions, w, 0, middle),
+               fitted_rate(completions, w, middle, w.points - 1));
+}
+
+double median_spread(const std::vector<double>& values) {
+  if (values.size() < 4) return 0;
+  const auto half = static_cast<std::ptrdiff_t>(values.size() / 2);
+  return apart(median({values.begin(), values.begin() + half}),
+               median({values.begin() + half, values.end()}));
 }
 
 }  // namespace dpushard::cluster
