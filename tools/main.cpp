@@ -8,15 +8,16 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "dpushard/backend.hpp"
 #include "dpushard/builtin_backends.hpp"
 #include "number_guard.hpp"
 #include "usage_error.hpp"
 
 int main(int argc, char** argv) {
-  // A vart worker's DPU process (docs/vart.md): hidden, not a user command.
-  if (dpushard::is_dpu_child_command(argc, argv))
-    return dpushard::run_dpu_child_command(argc, argv);
   dpushard::register_builtin_backends();
+  // A backend's hidden subcommand (vart's DPU process, docs/vart.md): not a user command.
+  if (const auto backend = dpushard::backend_command(argc, argv))
+    return dpushard::run_backend_command(*backend, argc, argv);
   CLI::App app{"dpushard: split int8 networks across KV260 DPU boards and measure scaling"};
   app.require_subcommand(1);
   // One subcommand a line, in the order of `dpushard --help`.

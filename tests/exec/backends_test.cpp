@@ -1,9 +1,11 @@
 // Every backend that computes numerics (ref, cpu, sim with its "numerics" option) against `ref` on
 // the same cases: single ops over full-range random int8 data, small zoo models, the real
-// ResNet-20 fixture and a torchvision ResNet-18 imported from ONNX. Outputs must be
-// byte-identical. Where ../shared/vitis-ai-runtime exists, `vart` joins them: each case
-// compiled-equivalent (tests/vart/compile_equivalent.hpp) on the VART double. A second test drives
-// the cpu backend's sums past float precision.
+// ResNet-20 fixture and a torchvision ResNet-18 imported from ONNX (where ONNX import is
+// built). Outputs must be byte-identical. As ggml's test-backend-ops, it iterates over the
+// registry: a backend this build registers is compared without touching this file, and a case a
+// backend declines (BackendDescriptor::unsupported) is skipped. Where tests/vart links vart on
+// the VART double, vart joins them with each case's compiled equivalent (conformance.hpp). A
+// second test drives the cpu backend's sums past float precision.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -17,23 +19,27 @@
 #include <tuple>
 #include <vector>
 
+#include "conformance.hpp"
 #include "dpushard/backend.hpp"
 #include "dpushard/builder.hpp"
 #include "dpushard/builtin_backends.hpp"
 #include "dpushard/error.hpp"
-#include "dpushard/onnx_import.hpp"
 #include "dpushard/quantize.hpp"
 #include "dpushard/xmodel.hpp"
 #include "dpushard/zoo.hpp"
 #include "ref_test_util.hpp"
 #include "xmodel/fixtures.hpp"
-#ifdef DPUSHARD_TEST_VART_DOUBLE  // tests/vart: the vart backend on the VART double
-#include "compile_equivalent.hpp"
-#include "double/vart_double.hpp"
-#include "dpushard/vart_backend.hpp"
+#ifdef DPUSHARD_HAVE_ONNX_IMPORT
+#include "dpushard/onnx_import.hpp"
 #endif
 
 namespace dpushard {
+
+conformance::Compiler& conformance::compiler() {
+  static Compiler compiler;
+  return compiler;
+}
+
 namespace {
 
 using Case = std::function<Graph()>;
@@ -196,6 +202,7 @@ ZooSpec small_zoo(std::int64_t params) {
   return s;
 }
 
+#ifdef DPUSHARD_HAVE_ONNX_IMPORT
 // torchvision's ResNet-18 (random weights, 32x32) exported by tests/onnx/make_models.py
 // with Debian's Python, imported and quantized with random calibration; made once.
 Graph imported_resnet18() {
@@ -222,10 +229,14 @@ Graph imported_resnet18() {
   }();
   return graph;
 }
+#endif
 
 const std::map<std::string, Case>& cases() {
   using N = Nonlinear;
   static const std::map<std::string, Case> all = {
+#ifdef DPUSHARD_HAVE_ONNX_IMPORT
+      {"imported_resnet18_32", imported_resnet18},
+#endif
       {"conv3x3_pad1_relu",
        conv_case(9, 9, 16, 24, spec({3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, N::Relu), true)},
       {"conv3x3_stride2_asympad_relu6",
@@ -283,7 +294,6 @@ const std::map<std::string, Case>& cases() {
          return read_xmodel(std::filesystem::path(DPUSHARD_FIXTURE_DIR) /
                             "resnet20_cifar10_int_quantized.xmodel");
        }},
-      {"imported_resnet18_32", imported_resnet18},
   };
   return all;
 }
@@ -294,15 +304,8 @@ std::vector<std::string> case_names() {
   return names;
 }
 
-void register_backends() {
-  register_builtin_backends();
-#ifdef DPUSHARD_TEST_VART_DOUBLE
-  register_vart_backend();
-#endif
-}
-
 std::unique_ptr<Backend> backend_named(const std::string& name) {
-  register_backends();
+  register_builtin_backends();
   BackendOptions options;
   options.threads = 2;
   // A backend that computes outputs only on request (sim) lists the option that asks.
@@ -311,13 +314,18 @@ std::unique_ptr<Backend> backend_named(const std::string& name) {
   return make_backend(name, options);
 }
 
-// Every registered backend but ref itself, as llama.cpp's test-backend-ops does: a backend
-// added to register_builtin_backends() is compared without touching this file. vart joins
-// where tests/vart links it on the VART double.
+// Every backend built here but ref itself that computes outputs (or does when asked), as
+// llama.cpp's test-backend-ops does: a backend added to the build is compared without
+// touching this file. vart joins where tests/vart links it on the VART double.
 std::vector<std::string> compared_backends() {
-  register_backends();
-  std::vector<std::string> names = backend_names();
-  names.erase(std::remove(names.begin(), names.end(), "ref"), names.end());
+  register_builtin_backends();
+  std::vector<std::string> names;
+  for (const std::string& name : backend_names()) {
+    const auto d = backend_descriptor(name);
+    const bool asks_numerics = std::any_of(d->options.begin(), d->options.end(),
+                                           [](const auto& o) { return o.key == "numerics"; });
+    if (name != "ref" && (d->traits.computes_outputs || asks_numerics)) names.push_back(name);
+  }
   return names;
 }
 
@@ -329,22 +337,21 @@ TEST_P(BackendMatchesRef, ByteIdenticalOutputs) {
   const auto& [backend_name, case_name] = GetParam();
   if (case_name == "resnet20_fixture") DPUSHARD_REQUIRE_FIXTURES();
   const Graph graph = cases().at(case_name)();
+  // A backend that runs compiled files only gets the compiled form, where this program has a
+  // compiler for it; its inputs are then named after the data-fix ops.
+  const auto descriptor = backend_descriptor(backend_name);
+  conformance::CompiledForm form{graph, ""};
+  if (descriptor->traits.compiled == CompiledModels::Required && conformance::compiler())
+    form = conformance::compiler()(graph);
+  const Graph& loaded = form.graph;
+  const std::string& output_suffix = form.output_suffix;
+  if (descriptor->unsupported) {
+    const std::string why = descriptor->unsupported(loaded);
+    if (!why.empty()) GTEST_SKIP() << backend_name << " does not take this case: " << why;
+  }
   auto ref = backend_named("ref");
   auto backend = backend_named(backend_name);
   ref->load(graph);
-  // vart runs the compiled form; its inputs are named after the data-fix ops and its outputs
-  // after the fix2float ops ("<output>_"), as in files from vai_c_xir.
-  Graph loaded = graph;
-  std::string output_suffix;
-#ifdef DPUSHARD_TEST_VART_DOUBLE
-  if (backend_name == "vart") {
-    loaded = vart_test::compile_equivalent(graph);
-    vart_double::Settings settings;
-    settings.int_graph = graph;
-    vart_double::set_settings(settings);
-    output_suffix = "_";
-  }
-#endif
   backend->load(loaded);
   const auto backend_specs = input_specs(loaded);
   // Two frames: the second checks that nothing leaks from one frame into the next.
@@ -402,6 +409,9 @@ Graph past_float_precision(bool conv) {
 }
 
 TEST(CpuBackend, SumsPastFloatPrecisionStayExact) {
+  register_builtin_backends();
+  const auto cpu_backend = find_backend("cpu");
+  if (!cpu_backend || !cpu_backend->make) GTEST_SKIP() << "cpu is not built here (no oneDNN)";
   for (bool conv : {true, false}) {
     const Graph graph = past_float_precision(conv);
     const QTensor input_spec = input_specs(graph).at(0);

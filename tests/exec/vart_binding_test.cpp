@@ -185,5 +185,36 @@ TEST(VartBackend, NotBuiltHere) {
   }
 }
 
+// Asked without a backend (BackendDescriptor::unsupported, what the conformance test skips
+// on): the fragment load() binds, and not one that needs graph_runner.
+TEST(VartBackend, SaysWhichGraphsItTakesWithoutLoading) {
+  const auto vart = backend_descriptor("vart");
+  ASSERT_TRUE(vart->unsupported);
+  EXPECT_EQ(vart->unsupported(fragment()), "");
+  Graph g = fragment();
+  g.root()->children = {child("s_in", "USER", {"in"}), child("s_dpu0", "DPU", {"a"}),
+                        child("s_dpu1", "DPU", {"b"}), child("s_out", "CPU", {"out"})};
+  EXPECT_EQ(vart->unsupported(g),
+            "vart: graph 'frag': needs graph_runner: 2 DPU subgraphs (s_dpu0, s_dpu1)");
+}
+
+// Its DPU process's hidden subcommand is the registry's (BackendDescriptor::command): known
+// here, and refused in one line where the backend is not built.
+TEST(VartBackend, DpuChildCommandNotBuiltHere) {
+  std::string program = "dpushard", command = "dpu-child", other = "exec";
+  char* child_argv[] = {program.data(), command.data(), nullptr};
+  char* other_argv[] = {program.data(), other.data(), nullptr};
+  EXPECT_EQ(backend_command(2, other_argv), nullptr);
+  EXPECT_EQ(backend_command(1, child_argv), nullptr);
+  const auto backend = backend_command(2, child_argv);
+  ASSERT_NE(backend, nullptr);
+  EXPECT_EQ(backend->name, "vart");
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run_backend_command(*backend, 2, child_argv), 2);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "dpushard: error: dpu-child: backend 'vart' is not built here: configure with "
+            "-DDPUSHARD_WITH_VART=ON where Vitis AI's runtime is installed\n");
+}
+
 }  // namespace
 }  // namespace dpushard

@@ -160,6 +160,17 @@ struct BackendDescriptor {
   // the device cannot be read (a vart worker without a DPU).
   DeviceProbe probe;
   BackendPrepare prepare;  // null: no shared state, one thread
+  // Whether load() takes `graph`, asked without making or loading a backend (as ggml's
+  // supports_op): empty when it does, else one line saying why not (an op it lacks, a form it
+  // does not read). Null: it takes every valid graph. The conformance test skips the cases a
+  // backend declines here (tests/exec/backends_test.cpp).
+  std::function<std::string(const Graph& graph)> unsupported;
+  // A hidden subcommand of the program, for a process the backend starts from the program's
+  // own executable (vart: "dpu-child", its DPU process, docs/vart.md); empty: none. Programs
+  // hand it over first thing in main() (backend_command). `run_command` is its main(), null
+  // where the backend is not built here.
+  std::string command;
+  std::function<int(int argc, char** argv)> run_command;
 };
 
 // Adds a backend (once, at startup: register_builtin_backends() in dpushard/
@@ -193,6 +204,13 @@ DeviceInfo probe_device(std::string_view name, const BackendOptions& options = {
 std::string fingerprint_text(std::uint64_t fingerprint);
 // Parses "0x..." hex (or decimal); throws dpushard::Error naming `what` on bad input.
 std::uint64_t parse_fingerprint(std::string_view text, std::string_view what);
+
+// The backend whose hidden subcommand (BackendDescriptor::command) argv[1] names; null when
+// argv[1] names none. Programs ask first thing in main(), after register_builtin_backends().
+std::shared_ptr<const BackendDescriptor> backend_command(int argc, char** argv);
+// Runs that subcommand and returns its exit status; where the backend is not built here,
+// prints one error line and returns 2.
+int run_backend_command(const BackendDescriptor& backend, int argc, char** argv);
 
 // Names of the backends built into this program ("ref", "cpu", ...).
 std::vector<std::string> backend_names();

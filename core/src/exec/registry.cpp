@@ -1,6 +1,7 @@
 // The registry: every backend known to this program, by its descriptor (dpushard/backend.hpp).
 
 #include <algorithm>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -126,6 +127,20 @@ BackendSetup prepare_backend(std::string_view name, const BackendOptions& option
 DeviceInfo probe_device(std::string_view name, const BackendOptions& options) {
   const auto d = find_backend(name);
   return d && d->probe ? d->probe(options) : DeviceInfo{};
+}
+
+std::shared_ptr<const BackendDescriptor> backend_command(int argc, char** argv) {
+  if (argc < 2) return nullptr;
+  for (const auto& d : backend_descriptors())
+    if (!d->command.empty() && d->command == argv[1]) return d;
+  return nullptr;
+}
+
+int run_backend_command(const BackendDescriptor& backend, int argc, char** argv) {
+  if (backend.run_command) return backend.run_command(argc, argv);
+  std::cerr << "dpushard: error: " << backend.command << ": backend '" << backend.name
+            << "' is not built here: " << backend.not_built << "\n";
+  return 2;
 }
 
 std::vector<std::string> backend_names() {

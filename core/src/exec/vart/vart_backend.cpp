@@ -397,6 +397,7 @@ void register_vart_backend() {
   BackendDescriptor d = vart_backend_description();
   d.make = &make_vart_backend;
   d.probe = [](const BackendOptions&) { return vart_detail::query_dpu(); };
+  d.run_command = &run_dpu_child;
   register_backend(std::move(d));
 }
 
