@@ -19,7 +19,10 @@
 // is handed out as int8 at a fix_point chosen from its range, DPU_ROUND (float_output_fix_point).
 // Anything else is a one-line dpushard::Error naming the op.
 
+#include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "dpushard/graph.hpp"
 
@@ -39,5 +42,9 @@ void lower_float_cpu_op(const Op& op, bool is_output, Graph& out);
 // (a sum may double), the sum of the inputs' less 7 for mul. `inputs`: the fix_points of `op`'s
 // inputs.
 int float_output_fix_point(const Op& op, const std::vector<int>& inputs);
+
+// A float32 value of the lowered graph (the float side of an XIR op before its fix), as
+// lower_compiled.cpp's DPU ops and the float CPU ops here make them.
+TensorDesc float32_value(std::string name, std::vector<std::int64_t> shape);
 
 }  // namespace dpushard

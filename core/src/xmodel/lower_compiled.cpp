@@ -54,15 +54,6 @@ std::string inner_name(const Op& op, std::string_view what) {
   return op.name + "/" + std::string(what);
 }
 
-TensorDesc float_tensor(std::string name, std::vector<std::int64_t> shape) {
-  TensorDesc t;
-  t.name = std::move(name);
-  t.shape = std::move(shape);
-  t.data_type = DataType::Float;
-  t.bit_width = 32;
-  return t;
-}
-
 class Lowerer {
  public:
   Lowerer(const Graph& compiled, const Graph* int_graph)
@@ -100,7 +91,7 @@ class Lowerer {
     fix.attrs["if_signed"] = true;
     fix.attrs["round_mode"] = string_attr(op.output.attrs, "round_mode", "DPU_ROUND");
     fix.args = {OpArg{"input", {producer}}};
-    fix.output = float_tensor(op.output.name, op.output.shape);
+    fix.output = float32_value(op.output.name, op.output.shape);
     out_.add_op(std::move(fix));
   }
 
@@ -111,7 +102,7 @@ class Lowerer {
     inner.type = std::move(type);
     inner.attrs = std::move(attrs);
     inner.args = std::move(args);
-    inner.output = float_tensor(inner.name, op.output.shape);
+    inner.output = float32_value(inner.name, op.output.shape);
     const std::string name = inner.name;
     out_.add_op(std::move(inner));
     return name;
@@ -149,7 +140,7 @@ class Lowerer {
     std::vector<std::int32_t> shape;
     for (std::int64_t d : op.output.shape) shape.push_back(static_cast<std::int32_t>(d));
     data.attrs["shape"] = shape;
-    data.output = float_tensor(data.name, op.output.shape);
+    data.output = float32_value(data.name, op.output.shape);
     out_.add_op(std::move(data));
     add_fix(op, inner_name(op, "data"));
   }
@@ -177,7 +168,7 @@ class Lowerer {
     value.type = "const";
     value.attrs["data_type"] = std::string("FLOAT32");
     set_const_values(value, values);
-    value.output = float_tensor(value.name, op.output.shape);
+    value.output = float32_value(value.name, op.output.shape);
     out_.add_op(std::move(value));
     add_fix(op, inner_name(op, "const"));
   }
@@ -301,7 +292,7 @@ class Lowerer {
     if (const auto it = op.attrs.find("shape"); it != op.attrs.end() && type == "reshape")
       layout.attrs["shape"] = it->second;
     layout.args = {OpArg{"input", input}};
-    layout.output = float_tensor(op.output.name, op.output.shape);
+    layout.output = float32_value(op.output.name, op.output.shape);
     out_.add_op(std::move(layout));
   }
 

@@ -61,15 +61,6 @@ void check_float_attrs(const Op& op) {
       fail_float_op(op, "attribute '" + key + "' is not one the lowering knows");
 }
 
-TensorDesc float_value(std::string name, std::vector<std::int64_t> shape) {
-  TensorDesc t;
-  t.name = std::move(name);
-  t.shape = std::move(shape);
-  t.data_type = DataType::Float;
-  t.bit_width = 32;
-  return t;
-}
-
 // float2fix's (and fix2float's) fix_point, checked against its int8 tensor's where it has one.
 int float2fix_point(const Op& op, const TensorDesc& xint) {
   constexpr std::int64_t kMissing = std::int64_t{1} << 40;
@@ -118,7 +109,7 @@ void lower_float_cpu_op(const Op& op, bool is_output, Graph& out) {
   Op lowered;
   lowered.name = op.name;
   lowered.args = op.args;
-  lowered.output = float_value(op.output.name, op.output.shape);
+  lowered.output = float32_value(op.output.name, op.output.shape);
   if (op.type == "fix2float" || op.type == "float2fix") {
     if (inputs.size() != 1) fail_float_op(op, "needs exactly one input");
     const int fp =
@@ -171,9 +162,18 @@ void lower_float_cpu_op(const Op& op, bool is_output, Graph& out) {
   fix.attrs["if_signed"] = true;
   fix.attrs["round_mode"] = std::string("DPU_ROUND");
   fix.args = {OpArg{"input", {lowered.name}}};
-  fix.output = float_value(op.output.name, op.output.shape);
+  fix.output = float32_value(op.output.name, op.output.shape);
   out.add_op(std::move(lowered));
   out.add_op(std::move(fix));
+}
+
+TensorDesc float32_value(std::string name, std::vector<std::int64_t> shape) {
+  TensorDesc t;
+  t.name = std::move(name);
+  t.shape = std::move(shape);
+  t.data_type = DataType::Float;
+  t.bit_width = 32;
+  return t;
 }
 
 }  // namespace dpushard
