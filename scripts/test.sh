@@ -45,9 +45,9 @@ if [[ "${DPUSHARD_SKIP_AARCH64:-0}" != "1" ]]; then
 fi
 
 # Readers of untrusted bytes (xmodel files; frames and peers of the protocol), again under
-# AddressSanitizer + UBSan. Cold and without ccache, graph, xmodel, exec, net and the two
-# net tests took 506 CPU-seconds to build (585 s on a loaded 2-core machine); graph and
-# xmodel are needed by the xmodel tests anyway.
+# AddressSanitizer + UBSan (the asan preset: -O1, libraries as unity sources). Cold and
+# without ccache on two quiet cores, building graph, xmodel, exec, net and the six test
+# programs and running them took 276 s (2026-12-05, a full .ci/run).
 if [[ "${DPUSHARD_SKIP_ASAN:-0}" != "1" ]]; then
   asan_tests=(xmodel/xmodel_fixture_test xmodel/xmodel_schema_test
               xmodel/xmodel_roundtrip_test xmodel/xmodel_corruption_test
@@ -65,7 +65,9 @@ fi
 # the targets, their libraries and the frame seed writer), each run for a bounded time. A crash, sanitizer report, leak or
 # slow input fails this script (fuzz/run.sh); the input is kept in build/fuzz/fuzz/artifacts.
 if [[ "${DPUSHARD_SKIP_FUZZ:-0}" != "1" ]]; then
-  # -O1 with line tables only, as fuzzing builds usually are. Cold and without ccache the
+  # -O1 with line tables only, as fuzzing builds usually are; the libraries as unity sources
+  # (the targets compile file by file: fuzz/CMakeLists.txt), which took the cold build of all
+  # seven targets from about 175 s to 112 s on two quiet cores. Cold and without ccache the
   # two first targets took about 130 CPU-seconds (174 s on a loaded 2-core machine); the
   # three readers added in issue 11 compile plan_yaml/plan_check/names,
   # cluster_config/token/connection/buffer_pool on top, the image decoders frames. Six 20-second
@@ -74,7 +76,8 @@ if [[ "${DPUSHARD_SKIP_FUZZ:-0}" != "1" ]]; then
   CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -DDPUSHARD_BUILD_FUZZERS=ON -DDPUSHARD_SANITIZE=ON -DDPUSHARD_BUILD_TESTS=OFF \
-    -DDPUSHARD_BUILD_BENCH=OFF -DDPUSHARD_WITH_ONEDNN=OFF -DDPUSHARD_WERROR=OFF
+    -DDPUSHARD_BUILD_BENCH=OFF -DDPUSHARD_WITH_ONEDNN=OFF -DDPUSHARD_WERROR=OFF \
+    -DDPUSHARD_UNITY_BUILD=ON
   fuzz_targets=(fuzz_frame_decoder fuzz_xmodel_reader fuzz_plan_yaml fuzz_cluster_yaml
                 fuzz_npy_reader make_frame_seeds)
   # The image decoders exist where libturbojpeg and libpng do (install-deps.sh installs them).
