@@ -16,12 +16,12 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <vector>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/builder.hpp"
-#include "dpushard/builtin_backends.hpp"
-#include "dpushard/cost.hpp"
-#include "dpushard/xmodel.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/exec/builtin_backends.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/graph/cost.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/zoo.hpp"
 
 namespace dpushard {
 namespace {

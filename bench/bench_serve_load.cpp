@@ -24,12 +24,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dpushard/atomic_file.hpp"
-#include "dpushard/builtin_backends.hpp"
-#include "dpushard/local_executor.hpp"
-#include "dpushard/net.hpp"
-#include "dpushard/plan_yaml.hpp"
-#include "dpushard/tensor.hpp"
+#include "dpushard/base/atomic_file.hpp"
+#include "dpushard/exec/builtin_backends.hpp"
+#include "dpushard/graph/tensor.hpp"
+#include "dpushard/net/net.hpp"
+#include "dpushard/plan/plan_yaml.hpp"
+#include "dpushard/serve/local_executor.hpp"
 #include "serve_load/http_client.hpp"
 #include "serve_load/poisson_load.hpp"
 #include "serve_load/rate_search.hpp"

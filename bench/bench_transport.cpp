@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "net/connection.hpp"
+#include "dpushard/net/client.hpp"
 #include "transport/peer.hpp"
 
 namespace dpushard::net {

@@ -8,7 +8,7 @@
 #   core/src/exec/ that call it are added by dpushard_add_backend_folders().
 #
 # dpushard_builtin_backends(TARGET target [LIKE other] [REPLACE name=library ...])
-#   A static library `target` whose register_builtin_backends() (dpushard/builtin_backends.hpp)
+#   A static library `target` whose register_builtin_backends() (dpushard/exec/builtin_backends.hpp)
 #   registers every declared backend whose library this build has, in declaration order: its
 #   source is generated from core/src/exec/builtin/builtin_backends.cpp.in and it links those
 #   libraries. LIKE: the backends `other` (made by this function) was given, not every backend

@@ -7,9 +7,9 @@
 #include <string>
 #include <utility>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/cluster.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/cluster/cluster.hpp"
+#include "dpushard/exec/backend.hpp"
 
 namespace {
 void describe(const char* name) {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <span>
 
-#include "dpushard/protocol.hpp"
+#include "dpushard/net/protocol.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace dpushard::net;

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "dpushard/error.hpp"
-#include "dpushard/image.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/frames/image.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

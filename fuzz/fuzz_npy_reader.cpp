@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "dpushard/error.hpp"
-#include "dpushard/npy.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/npy.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using dpushard::NpyArray;

@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "dpushard/error.hpp"
-#include "dpushard/plan_format.hpp"
-#include "dpushard/plan_yaml.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/plan/plan_format.hpp"
+#include "dpushard/plan/plan_yaml.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

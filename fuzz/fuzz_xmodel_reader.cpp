@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "dpushard/error.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

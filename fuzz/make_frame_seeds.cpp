@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/protocol.hpp"
+#include "dpushard/net/protocol.hpp"
 
 namespace {
 

@@ -5,10 +5,11 @@
 #include <cstdio>
 #include <iostream>
 
-#include "dpushard/error.hpp"
-#include "dpushard/model_check.hpp"
-#include "dpushard/numerics.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/graph/model_check.hpp"
+#include "dpushard/graph/numerics.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 
 namespace dpushard::cli {
 
@@ -38,8 +39,10 @@ std::string human_count(long long value) {
 }
 
 nlohmann::json tensor_json(const QTensor& t, bool with_top5) {
-  nlohmann::json j = {
-      {"name", t.name}, {"shape", t.shape}, {"fix_point", t.fix_point}, {"sha256", sha256_hex(t)}};
+  nlohmann::json j = {{"name", t.name},
+                      {"shape", t.shape},
+                      {"fix_point", t.fix_point},
+                      {"sha256", sha256_hex(t.data)}};
   const bool classifier =
       !t.shape.empty() && t.shape.back() >= 2 && t.element_count() == t.shape.back();
   if (!with_top5 || !classifier) return j;

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "dpushard/preprocessing.hpp"
-#include "dpushard/tensor.hpp"
+#include "dpushard/graph/preprocessing.hpp"
+#include "dpushard/graph/tensor.hpp"
 
 namespace dpushard::cli {
 

@@ -7,7 +7,7 @@
 #include <exception>
 #include <utility>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::cli {
 

@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "dpushard/cluster.hpp"
-#include "dpushard/inference_executor.hpp"
-#include "dpushard/plan_format.hpp"
+#include "dpushard/cluster/cluster.hpp"
+#include "dpushard/plan/plan_format.hpp"
+#include "dpushard/serve/inference_executor.hpp"
 
 namespace dpushard::cli {
 

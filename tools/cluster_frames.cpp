@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "cli_common.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/fragment_io.hpp"
-#include "dpushard/preprocessing.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/preprocessing.hpp"
+#include "dpushard/plan/fragment_io.hpp"
 
 namespace dpushard::cli {
 namespace {

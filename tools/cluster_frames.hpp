@@ -12,10 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dpushard/cluster.hpp"
-#include "dpushard/frame_output.hpp"
-#include "dpushard/frame_source.hpp"
-#include "dpushard/plan_format.hpp"
+#include "dpushard/cluster/cluster.hpp"
+#include "dpushard/frames/frame_output.hpp"
+#include "dpushard/frames/frame_source.hpp"
+#include "dpushard/plan/plan_format.hpp"
 #include "frame_loop.hpp"
 #include "frame_prefetch.hpp"
 

@@ -1,5 +1,5 @@
 // dpushard backends [--json]
-// Lists the backends this program knows (dpushard/backend.hpp's registry): built here or only
+// Lists the backends this program knows (dpushard/exec/backend.hpp's registry): built here or only
 // described (vart without Vitis AI's runtime), with their traits and their own options. The
 // Ansible common role's backend choices are checked against `--json`
 // (tests/harness/role_choices.py).
@@ -10,7 +10,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dpushard/backend.hpp"
+#include "dpushard/exec/backend.hpp"
 
 namespace dpushard::cli {
 namespace {

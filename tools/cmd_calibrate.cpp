@@ -3,7 +3,7 @@
 //                    [--passes P] [--statistic median|min] [--json]
 // On a board: times one frame at a time of every compiled model given (the compiled
 // micro-models and a few whole models) through the runtime, fits the target's DPU efficiency,
-// latency floors and host figures to those times by least squares (dpushard/calibrate.hpp),
+// latency floors and host figures to those times by least squares (dpushard/perf/calibrate.hpp),
 // with the CPU fallback rates of the A53 path when a model has CPU ops after its DPU subgraph
 // (run on the host with --cpu-backend, cpu_path.hpp), and writes the calibrated target YAML with
 // the fit's residuals per model (docs/perf.md "Calibration from a board").
@@ -24,13 +24,13 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "cpu_path.hpp"
-#include "dpushard/atomic_file.hpp"
-#include "dpushard/backend.hpp"
-#include "dpushard/calibrate.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/regular_file.hpp"
-#include "dpushard/tensor.hpp"
+#include "dpushard/base/atomic_file.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/regular_file.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/graph/tensor.hpp"
+#include "dpushard/perf/calibrate.hpp"
+#include "dpushard/perf/perf.hpp"
 #include "read_model.hpp"
 
 namespace dpushard::cli {

@@ -21,13 +21,14 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dpushard/backend.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/frame_source.hpp"
-#include "dpushard/lower_compiled.hpp"
-#include "dpushard/numerics.hpp"
-#include "dpushard/preprocessing.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/frames/frame_source.hpp"
+#include "dpushard/graph/numerics.hpp"
+#include "dpushard/graph/preprocessing.hpp"
+#include "dpushard/xmodel/lower_compiled.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "frame_loop.hpp"
 #include "read_model.hpp"
 
@@ -111,7 +112,7 @@ nlohmann::json describe(const QTensor& t, bool with_top5) {
     j["computed"] = false;
     return j;
   }
-  j["sha256"] = sha256_hex(t);
+  j["sha256"] = sha256_hex(t.data);
   if (with_top5 && is_classifier(t)) j["top5"] = top5(t);
   return j;
 }

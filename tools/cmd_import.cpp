@@ -13,13 +13,13 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 #ifdef DPUSHARD_HAVE_ONNX_IMPORT
-#include "dpushard/onnx_import.hpp"
+#include "dpushard/onnx/onnx_import.hpp"
 #endif
-#include "dpushard/preprocessing.hpp"
-#include "dpushard/quantize.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/graph/preprocessing.hpp"
+#include "dpushard/quant/quantize.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 
 namespace dpushard::cli {
 namespace {

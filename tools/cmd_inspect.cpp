@@ -14,11 +14,11 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dpushard/cost.hpp"
-#include "dpushard/graph.hpp"
-#include "dpushard/preprocessing.hpp"
-#include "dpushard/shape.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/graph/cost.hpp"
+#include "dpushard/graph/graph.hpp"
+#include "dpushard/graph/preprocessing.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "read_model.hpp"
 
 namespace dpushard::cli {

@@ -14,11 +14,11 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dpushard/micro.hpp"
-#include "dpushard/oracle_learn.hpp"
-#include "dpushard/plan_format.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/plan/plan_format.hpp"
+#include "dpushard/split/oracle_learn.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/micro.hpp"
 #include "usage_error.hpp"
 
 namespace dpushard::cli {

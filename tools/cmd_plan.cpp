@@ -9,13 +9,13 @@
 #include <string>
 
 #include "commands.hpp"
-#include "dpushard/backend.hpp"
-#include "dpushard/compiled_check.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/plan_format.hpp"
-#include "dpushard/plan_yaml.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/plan/plan_format.hpp"
+#include "dpushard/plan/plan_yaml.hpp"
+#include "dpushard/split/compiled_check.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 
 namespace dpushard::cli {
 namespace {

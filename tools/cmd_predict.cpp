@@ -12,11 +12,11 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/plan_yaml.hpp"
-#include "dpushard/shape.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/plan/plan_yaml.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "read_model.hpp"
 
 namespace dpushard::cli {

@@ -10,8 +10,8 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dpushard/atomic_file.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/atomic_file.hpp"
+#include "dpushard/base/error.hpp"
 #include "report/analysis.hpp"
 #include "report/figures.hpp"
 #include "report/markdown.hpp"

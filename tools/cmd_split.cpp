@@ -17,12 +17,12 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dpushard/cluster.hpp"
-#include "dpushard/memory_budget.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/split.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/cluster/cluster.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/split/memory_budget.hpp"
+#include "dpushard/split/split.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "read_model.hpp"
 #include "usage_error.hpp"
 
@@ -52,7 +52,7 @@ struct SplitCliOptions {
   std::size_t nodes_given = 0;
 };
 
-// `split --list-strategies [--json]`: the strategy table (dpushard/strategy_table.hpp), which
+// `split --list-strategies [--json]`: the strategy table (dpushard/plan/strategy_table.hpp), which
 // the Ansible common role's check and the harness tests read.
 nlohmann::json strategies_json() {
   nlohmann::json list = nlohmann::json::array();

@@ -3,7 +3,7 @@
 //                 [--name NAME] [--port-file F]
 // Serves plan fragments over TCP until SIGINT, SIGTERM or a SHUTDOWN message
 // (docs/protocol.md, docs/cluster.md). Logs go to stderr.
-// Each backend's own options come from its descriptor (dpushard/backend.hpp) and apply to that
+// Each backend's own options come from its descriptor (dpushard/exec/backend.hpp) and apply to that
 // backend only; sim's: --target picks the timing model (a built-in name or a target YAML
 // file, as `dpushard predict --target`), --sim-numerics also computes the real outputs (on
 // the cpu backend when built, else ref), otherwise outputs travel marked not computed.
@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "dpushard/atomic_file.hpp"
-#include "dpushard/backend.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/net.hpp"
+#include "dpushard/base/atomic_file.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/net/net.hpp"
 
 namespace dpushard::cli {
 namespace {

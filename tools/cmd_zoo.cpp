@@ -13,10 +13,10 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dpushard/cost.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/xmodel.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/cost.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/zoo.hpp"
 
 namespace dpushard::cli {
 namespace {

@@ -9,9 +9,9 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dpushard/micro.hpp"
-#include "dpushard/oracle.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/split/oracle.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/micro.hpp"
 
 namespace dpushard::cli {
 namespace {

@@ -8,10 +8,10 @@
 #include <set>
 #include <unordered_map>
 
-#include "dpushard/builder.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/lower_float_ops.hpp"
-#include "dpushard/shape.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/xmodel/lower_float_ops.hpp"
 
 namespace dpushard::cli {
 namespace {

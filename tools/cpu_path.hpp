@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/graph.hpp"
-#include "dpushard/tensor.hpp"
+#include "dpushard/graph/graph.hpp"
+#include "dpushard/graph/tensor.hpp"
 
 namespace dpushard::cli {
 

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <iostream>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 #include "usage_error.hpp"
 
 namespace dpushard::cli {

@@ -12,9 +12,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "dpushard/frame_output.hpp"
-#include "dpushard/frame_source.hpp"
-#include "dpushard/tensor.hpp"
+#include "dpushard/frames/frame_output.hpp"
+#include "dpushard/frames/frame_source.hpp"
+#include "dpushard/graph/tensor.hpp"
 
 namespace dpushard::cli {
 

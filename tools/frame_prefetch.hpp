@@ -7,7 +7,7 @@
 #include <deque>
 #include <future>
 
-#include "dpushard/frame_source.hpp"
+#include "dpushard/frames/frame_source.hpp"
 
 namespace dpushard::cli {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "dpushard/backend.hpp"
-#include "dpushard/builtin_backends.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/exec/builtin_backends.hpp"
 #include "number_guard.hpp"
 #include "usage_error.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "dpushard/graph.hpp"
+#include "dpushard/graph/graph.hpp"
 
 namespace dpushard::cli {
 

@@ -7,10 +7,10 @@
 #include <random>
 #include <system_error>
 
-#include "dpushard/error.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/split.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/split/split.hpp"
 #include "read_model.hpp"
 
 namespace dpushard::cli {

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/cluster.hpp"
-#include "dpushard/graph.hpp"
-#include "dpushard/oracle.hpp"
-#include "dpushard/plan_format.hpp"
+#include "dpushard/cluster/cluster.hpp"
+#include "dpushard/graph/graph.hpp"
+#include "dpushard/plan/plan_format.hpp"
+#include "dpushard/split/oracle.hpp"
 
 namespace dpushard::cli {
 

@@ -1,7 +1,7 @@
 #pragma once
 // Exit codes and the usage error of the command line.
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::cli {
 

@@ -4,14 +4,14 @@
 #include <map>
 #include <memory>
 
-#include "dpushard/error.hpp"
-#include "dpushard/fragment_io.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/plan_yaml.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/split.hpp"
-#include "dpushard/xmodel.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/plan/fragment_io.hpp"
+#include "dpushard/plan/plan_yaml.hpp"
+#include "dpushard/split/split.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/zoo.hpp"
 
 namespace dpushard::bench {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/plan_format.hpp"
+#include "dpushard/plan/plan_format.hpp"
 #include "scaling/options.hpp"
 
 namespace dpushard::bench {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/strategy_table.hpp"
+#include "dpushard/plan/strategy_table.hpp"
 
 #ifndef DPUSHARD_GIT_REVISION
 #define DPUSHARD_GIT_REVISION "unknown"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/strategy_table.hpp"
+#include "dpushard/plan/strategy_table.hpp"
 
 namespace dpushard::bench {
 

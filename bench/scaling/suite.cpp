@@ -11,13 +11,13 @@
 #include <set>
 #include <vector>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/builtin_backends.hpp"
-#include "dpushard/cluster.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/ethernet_link.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/split.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/cluster/cluster.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/exec/builtin_backends.hpp"
+#include "dpushard/perf/ethernet_link.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/split/split.hpp"
 #include "scaling/model_store.hpp"
 #include "scaling/options.hpp"
 #include "scaling/progress.hpp"

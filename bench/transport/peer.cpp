@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "net/connection.hpp"
+#include "dpushard/net/client.hpp"
 
 namespace dpushard::net::bench {
 namespace {

@@ -12,8 +12,9 @@
 #include <optional>
 #include <string>
 
-#include "dpushard/tensor.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/graph/tensor.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "support/cli_runner.hpp"
 #include "support/float_cpu_tail.hpp"
 #include "support/npy_file.hpp"
@@ -68,7 +69,7 @@ TEST(CliExec, ResNet20JsonIsCompleteAndStable) {
 
   // The input is random_qtensor(name, shape, fp, seed): its hash is reproducible here.
   EXPECT_EQ(a["inputs"][0]["sha256"],
-            sha256_hex(random_qtensor("CifarResNet__input_0_fix", {1, 32, 32, 3}, 5, 3)));
+            sha256_hex(random_qtensor("CifarResNet__input_0_fix", {1, 32, 32, 3}, 5, 3).data));
   const json b = exec_json(dir, "--seed 3");
   EXPECT_EQ(b["outputs"][0]["sha256"], out["sha256"]);
   EXPECT_EQ(b["inputs"][0]["sha256"], a["inputs"][0]["sha256"]);
@@ -102,8 +103,8 @@ TEST(CliExec, NpyInputsInt8AndFloat32) {
   testing::write_bytes(dir / "xf.npy", npy_file("<f4", shape, floats));
   const json a = exec_json(dir, "--input " + quoted((dir / "x8.npy").string()));
   const json b = exec_json(dir, "--input " + quoted((dir / "xf.npy").string()));
-  EXPECT_EQ(a["inputs"][0]["sha256"], sha256_hex(q));
-  EXPECT_EQ(b["inputs"][0]["sha256"], sha256_hex(q));
+  EXPECT_EQ(a["inputs"][0]["sha256"], sha256_hex(q.data));
+  EXPECT_EQ(b["inputs"][0]["sha256"], sha256_hex(q.data));
   EXPECT_EQ(a["outputs"][0]["sha256"], b["outputs"][0]["sha256"]);
 }
 

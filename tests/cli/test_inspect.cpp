@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/builder.hpp"
-#include "dpushard/tensor.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/graph/tensor.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "support/cli_runner.hpp"
 #include "xmodel.pb.h"
 #include "xmodel/fixtures.hpp"

@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "dpushard/cost.hpp"
-#include "dpushard/shape.hpp"
-#include "dpushard/xmodel.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/graph/cost.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "support/cli_runner.hpp"
 #include "xmodel/fixtures.hpp"
 

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
-#include "dpushard/split.hpp"
-#include "dpushard/xmodel.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/split/split.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "net/test_client.hpp"
 
 namespace dpushard::testing {

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "cli_cluster_fixture.hpp"
-#include "dpushard/npy.hpp"
-#include "dpushard/tensor.hpp"
+#include "dpushard/base/npy.hpp"
+#include "dpushard/graph/tensor.hpp"
 
 namespace dpushard::testing {
 namespace {

@@ -8,12 +8,12 @@
 #include <fstream>
 #include <functional>
 
-#include "dpushard/builtin_backends.hpp"
-#include "dpushard/cluster.hpp"
-#include "dpushard/net.hpp"
-#include "dpushard/plan_format.hpp"
-#include "dpushard/plan_yaml.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/cluster/cluster.hpp"
+#include "dpushard/exec/builtin_backends.hpp"
+#include "dpushard/net/net.hpp"
+#include "dpushard/plan/plan_format.hpp"
+#include "dpushard/plan/plan_yaml.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 
 namespace dpushard::cluster {
 namespace {
@@ -86,7 +86,7 @@ TEST(ClusterConfig, ReadsTheEmulatedLink) {
             "cluster.yaml:1:18: link_latency_us: is -3, outside [0, 1e+07]");
 }
 
-// The one YAML error format (dpushard/yaml_reader.hpp): FILE:LINE:COL: path.to.key: message.
+// The one YAML error format (dpushard/yaml/yaml_reader.hpp): FILE:LINE:COL: path.to.key: message.
 TEST(ClusterConfig, ErrorsNameTheLine) {
   EXPECT_EQ(error_of("nodes:\n  - name: w0\n    address: 127.0.0.1:1\n    adress: x\n"),
             "cluster.yaml:4:5: nodes[0].adress: unknown key (allowed: name, address, backend, "

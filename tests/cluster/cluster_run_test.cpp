@@ -12,14 +12,14 @@
 
 #include "cluster/job_layout.hpp"
 #include "cluster/steady_rate.hpp"
-#include "dpushard/builtin_backends.hpp"
-#include "dpushard/cluster.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/local_run.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/split.hpp"
-#include "dpushard/zoo.hpp"
-#include "net/connection.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/cluster/cluster.hpp"
+#include "dpushard/exec/builtin_backends.hpp"
+#include "dpushard/net/client.hpp"
+#include "dpushard/plan/local_run.hpp"
+#include "dpushard/split/split.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "net/test_client.hpp"
 
 namespace dpushard::cluster {
@@ -48,7 +48,7 @@ std::vector<std::string> reference_hashes(const Graph& model, std::uint64_t seed
   for (const QTensor& spec : input_specs(model))
     inputs.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, seed));
   std::vector<std::string> hashes;
-  for (const QTensor& output : backend->run(inputs)) hashes.push_back(sha256_hex(output));
+  for (const QTensor& output : backend->run(inputs)) hashes.push_back(sha256_hex(output.data));
   return hashes;
 }
 
@@ -242,7 +242,7 @@ TEST_F(ClusterRunTest, RealInputsComeBackOnceAsTheWholeModelsOutputsAndUnreadabl
     ASSERT_EQ(outputs.size(), plan.model_outputs.size());
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       EXPECT_EQ(outputs[i].name, plan.model_outputs[i].name);
-      handed_back[frame].push_back(sha256_hex(outputs[i]));
+      handed_back[frame].push_back(sha256_hex(outputs[i].data));
     }
   };
   const RunResult result = run_on_cluster(plan, dir, cluster(), options);
@@ -449,7 +449,7 @@ TEST_F(ClusterRunTest, NoOutputFixPlanIsBitIdentical) {
     inputs.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, 0));
   std::vector<std::string> local;
   for (const QTensor& output : run_plan_locally(plan, dir, inputs))
-    local.push_back(sha256_hex(output));
+    local.push_back(sha256_hex(output.data));
   EXPECT_EQ(local, reference_hashes(model, 0));
 }
 

@@ -20,17 +20,17 @@
 #include <vector>
 
 #include "conformance.hpp"
-#include "dpushard/backend.hpp"
-#include "dpushard/builder.hpp"
-#include "dpushard/builtin_backends.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/quantize.hpp"
-#include "dpushard/xmodel.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/exec/builtin_backends.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/quant/quantize.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "ref_test_util.hpp"
 #include "xmodel/fixtures.hpp"
 #ifdef DPUSHARD_HAVE_ONNX_IMPORT
-#include "dpushard/onnx_import.hpp"
+#include "dpushard/onnx/onnx_import.hpp"
 #endif
 
 namespace dpushard {

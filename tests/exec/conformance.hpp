@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "dpushard/graph.hpp"
+#include "dpushard/graph/graph.hpp"
 
 namespace dpushard::conformance {
 

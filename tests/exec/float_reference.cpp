@@ -7,8 +7,8 @@
 #include <map>
 #include <string>
 
-#include "dpushard/attr.hpp"
-#include "dpushard/numerics.hpp"
+#include "dpushard/graph/attr.hpp"
+#include "dpushard/graph/numerics.hpp"
 
 namespace dpushard::testing {
 

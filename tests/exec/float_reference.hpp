@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "dpushard/graph.hpp"
-#include "dpushard/tensor.hpp"
+#include "dpushard/graph/graph.hpp"
+#include "dpushard/graph/tensor.hpp"
 
 namespace dpushard::testing {
 

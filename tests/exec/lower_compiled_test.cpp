@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/lower_compiled.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/xmodel/lower_compiled.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "support/float_cpu_tail.hpp"
 #include "xmodel/fixtures.hpp"
 

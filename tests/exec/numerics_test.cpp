@@ -6,9 +6,10 @@
 
 #include <cmath>
 
-#include "dpushard/error.hpp"
-#include "dpushard/numerics.hpp"
-#include "dpushard/tensor.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/graph/numerics.hpp"
+#include "dpushard/graph/tensor.hpp"
 
 namespace dpushard {
 namespace {
@@ -124,9 +125,11 @@ TEST(QTensorHelpers, ElementCount) {
 
 TEST(QTensorHelpers, Sha256OfKnownBytes) {
   QTensor empty{"e", {0}, 0, {}};
-  EXPECT_EQ(sha256_hex(empty), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex(empty.data),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   QTensor abc{"abc", {3}, 0, {0x61, 0x62, 0x63}};  // "abc", the FIPS 180-2 example
-  EXPECT_EQ(sha256_hex(abc), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex(abc.data),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST(QTensorHelpers, RandomIsDeterministicAndUniform) {

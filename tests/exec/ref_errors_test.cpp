@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 #include "ref_test_util.hpp"
 
 namespace dpushard {

@@ -14,9 +14,10 @@
 #include <cmath>
 #include <filesystem>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/numerics.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/graph/numerics.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "float_reference.hpp"
 #include "xmodel/fixtures.hpp"
 
@@ -81,11 +82,11 @@ TEST_F(ResNet20, OutputShapeAndStableHash) {
   EXPECT_EQ(first[0].shape, (std::vector<std::int64_t>{1, 10}));
   EXPECT_EQ(first[0].fix_point, 2);
   // Same backend again, and a fresh one: the same bytes.
-  EXPECT_EQ(sha256_hex(backend_->run({input(1)})[0]), sha256_hex(first[0]));
+  EXPECT_EQ(sha256_hex(backend_->run({input(1)})[0].data), sha256_hex(first[0].data));
   auto fresh = make_backend("ref");
   fresh->load(*graph_);
-  EXPECT_EQ(sha256_hex(fresh->run({input(1)})[0]), sha256_hex(first[0]));
-  EXPECT_NE(sha256_hex(backend_->run({input(2)})[0]), sha256_hex(first[0]));
+  EXPECT_EQ(sha256_hex(fresh->run({input(1)})[0].data), sha256_hex(first[0].data));
+  EXPECT_NE(sha256_hex(backend_->run({input(2)})[0].data), sha256_hex(first[0].data));
 }
 
 TEST_F(ResNet20, BitExactWithTheQuantizerSimulation) {

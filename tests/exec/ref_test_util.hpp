@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/builder.hpp"
-#include "dpushard/graph.hpp"
-#include "dpushard/tensor.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/graph/graph.hpp"
+#include "dpushard/graph/tensor.hpp"
 
 namespace dpushard::testing {
 

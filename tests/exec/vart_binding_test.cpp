@@ -7,9 +7,9 @@
 
 #include <string>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "exec/vart/dpu_binding.hpp"
 #include "xmodel/fixtures.hpp"
 

@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 #include "exec/vart/dpu_query.hpp"
 
 namespace dpushard::vart_detail {

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/builtin_backends.hpp"
-#include "dpushard/cluster.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/micro.hpp"
-#include "dpushard/strategy_table.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/cluster/cluster.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/exec/builtin_backends.hpp"
+#include "dpushard/plan/strategy_table.hpp"
+#include "dpushard/zoo/micro.hpp"
 
 namespace dpushard {
 namespace {

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """ctest Extending.NoNameComparisonsOutsideTheRegistries: no source outside the registries
 compares a backend or a strategy name (docs/extending.md). Code that needs to know what a
-backend or a strategy does asks the backend registry's traits (dpushard/backend.hpp) or the
-strategy table (dpushard/strategy_table.hpp), so that adding one touches its own files and
+backend or a strategy does asks the backend registry's traits (dpushard/exec/backend.hpp) or the
+strategy table (dpushard/plan/strategy_table.hpp), so that adding one touches its own files and
 the registration, not every caller.
 
   name_comparisons.py SOURCE_DIR DPUSHARD            scan the tree
@@ -96,8 +96,8 @@ def main():
     for f in found:
         print(f"name_comparisons: {f}", file=sys.stderr)
     if found:
-        print("name_comparisons: FAILED: ask the backend's traits (dpushard/backend.hpp) or the "
-              "strategy table (dpushard/strategy_table.hpp) instead (docs/extending.md)",
+        print("name_comparisons: FAILED: ask the backend's traits (dpushard/exec/backend.hpp) or the "
+              "strategy table (dpushard/plan/strategy_table.hpp) instead (docs/extending.md)",
               file=sys.stderr)
         return 1
     print(f"name_comparisons: OK: {len(files)} files, no backend or strategy name compared "

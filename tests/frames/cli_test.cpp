@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/npy.hpp"
-#include "dpushard/tensor.hpp"
+#include "dpushard/base/npy.hpp"
+#include "dpushard/graph/tensor.hpp"
 #include "support/cli_runner.hpp"
 #include "xmodel/fixtures.hpp"
 

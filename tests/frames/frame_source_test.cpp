@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/error.hpp"
-#include "dpushard/frame_source.hpp"
-#include "dpushard/npy.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/npy.hpp"
+#include "dpushard/frames/frame_source.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/error.hpp"
-#include "dpushard/frame_source.hpp"
-#include "dpushard/image.hpp"
-#include "dpushard/npy.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/npy.hpp"
+#include "dpushard/frames/frame_source.hpp"
+#include "dpushard/frames/image.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {

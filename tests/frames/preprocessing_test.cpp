@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "dpushard/error.hpp"
-#include "dpushard/preprocessing.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/preprocessing.hpp"
 
 namespace dpushard {
 namespace {

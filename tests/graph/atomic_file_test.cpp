@@ -8,8 +8,8 @@
 #include <fstream>
 #include <iterator>
 
-#include "dpushard/atomic_file.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/atomic_file.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "dpushard/builder.hpp"
-#include "dpushard/shape.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/graph/shape.hpp"
 
 namespace dpushard {
 namespace {

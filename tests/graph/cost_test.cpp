@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "dpushard/builder.hpp"
-#include "dpushard/cost.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/graph/cost.hpp"
 
 namespace dpushard {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "dpushard/graph.hpp"
+#include "dpushard/graph/graph.hpp"
 
 namespace dpushard {
 namespace {

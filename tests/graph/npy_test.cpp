@@ -1,13 +1,13 @@
 // The one .npy reader and writer: NumPy's own spelling, every dtype as float, strictness.
 
-#include "dpushard/npy.hpp"
+#include "dpushard/base/npy.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 #include "support/npy_file.hpp"
 
 namespace dpushard {

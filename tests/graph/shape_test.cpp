@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "dpushard/builder.hpp"
-#include "dpushard/shape.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/graph/shape.hpp"
 
 namespace dpushard {
 namespace {

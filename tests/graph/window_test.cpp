@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "dpushard/window.hpp"
+#include "dpushard/graph/window.hpp"
 
 namespace dpushard {
 namespace {

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 #include "report/node_loss_section.hpp"
 
 namespace dpushard {

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 #include "harness/synthetic_results.hpp"
 #include "report/analysis.hpp"
 #include "report/dpu_section.hpp"

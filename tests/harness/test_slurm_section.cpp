@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 #include "report/slurm_section.hpp"
 
 namespace dpushard {

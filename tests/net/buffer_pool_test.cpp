@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "net/buffer_pool.hpp"
+#include "dpushard/net/buffer_pool.hpp"
 
 namespace dpushard::net {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <functional>
 
-#include "net/handshake.hpp"
+#include "dpushard/net/client.hpp"
 #include "test_client.hpp"
 
 namespace dpushard::net::testing {

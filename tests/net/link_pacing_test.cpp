@@ -1,10 +1,10 @@
-// The emulated link (core/src/net/link_shaper.hpp): each node's port paces what it sends
-// and receives. Every node here has its own io thread and port, as separate worker
-// processes do; the tensors really cross loopback TCP through the protocol's connections.
-// The times checked are the emulated wire's (payload bytes framed as Gigabit Ethernet frames
-// them, 1538 wire bytes per 1460, / rate), which a loaded machine can only stretch (a
-// starved io thread comes back late): each case is tried up to three times and its best
-// attempt must be within 10 % (5 % for the framing itself).
+// The emulated link (core/include/dpushard/net/link_shaper.hpp): each node's port paces what it
+// sends and receives. Every node here has its own io thread and port, as separate worker processes
+// do; the tensors really cross loopback TCP through the protocol's connections. The times checked
+// are the emulated wire's (payload bytes framed as Gigabit Ethernet frames them, 1538 wire bytes
+// per 1460, / rate), which a loaded machine can only stretch (a starved io thread comes back late):
+// each case is tried up to three times and its best attempt must be within 10 % (5 % for the
+// framing itself).
 
 #include <gtest/gtest.h>
 
@@ -18,8 +18,8 @@
 #include <thread>
 #include <tuple>
 
-#include "dpushard/ethernet_link.hpp"
-#include "net/connection.hpp"
+#include "dpushard/net/client.hpp"
+#include "dpushard/perf/ethernet_link.hpp"
 
 namespace dpushard::net {
 namespace {

@@ -8,7 +8,7 @@
 #include <set>
 #include <string_view>
 
-#include "dpushard/protocol.hpp"
+#include "dpushard/net/protocol.hpp"
 
 namespace dpushard::net {
 namespace {

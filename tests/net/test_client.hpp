@@ -18,13 +18,13 @@
 #include <thread>
 #include <vector>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/builder.hpp"
-#include "dpushard/net.hpp"
-#include "dpushard/protocol.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/xmodel.hpp"
-#include "net/auth.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/net/client.hpp"
+#include "dpushard/net/net.hpp"
+#include "dpushard/net/protocol.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 
 namespace dpushard::net::testing {
 

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "dpushard/sha256.hpp"
+#include "dpushard/base/sha256.hpp"
 #include "test_client.hpp"
 
 namespace dpushard::net::testing {

@@ -9,9 +9,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "dpushard/onnx_import.hpp"
-#include "dpushard/quantize.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/onnx/onnx_import.hpp"
+#include "dpushard/quant/quantize.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "harness.hpp"
 
 namespace dpushard::onnxtest {

@@ -12,11 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dpushard/onnx_import.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/quantize.hpp"
-#include "dpushard/shape.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/onnx/onnx_import.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/quant/quantize.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "harness.hpp"
 
 namespace dpushard::onnxtest {

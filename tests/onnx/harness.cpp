@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/numerics.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/graph/numerics.hpp"
 
 namespace dpushard::onnxtest {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/graph.hpp"
-#include "dpushard/quantize.hpp"
+#include "dpushard/graph/graph.hpp"
+#include "dpushard/quant/quantize.hpp"
 
 namespace dpushard::onnxtest {
 

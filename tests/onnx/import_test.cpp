@@ -9,10 +9,10 @@
 #include <iterator>
 #include <regex>
 
-#include "dpushard/error.hpp"
-#include "dpushard/onnx_import.hpp"
-#include "dpushard/quantize.hpp"
-#include "dpushard/shape.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/onnx/onnx_import.hpp"
+#include "dpushard/quant/quantize.hpp"
 #include "harness.hpp"
 
 namespace dpushard::onnxtest {

@@ -1,4 +1,4 @@
-// The calibration fit (dpushard/calibrate.hpp) on times the timing model itself gives for a
+// The calibration fit (dpushard/perf/calibrate.hpp) on times the timing model itself gives for a
 // known target: it must find that target's figures again, and say what it cannot fit.
 // The same fit against a runtime's measured times is tests/vart/vart_calibrate_test.cpp.
 
@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/builder.hpp"
-#include "dpushard/calibrate.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/micro.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/perf/calibrate.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/zoo/micro.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "support/cpu_tail_model.hpp"
 
 namespace dpushard {

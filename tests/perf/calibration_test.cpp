@@ -7,8 +7,8 @@
 
 #include <iostream>
 
-#include "dpushard/cost.hpp"
-#include "dpushard/perf.hpp"
+#include "dpushard/graph/cost.hpp"
+#include "dpushard/perf/perf.hpp"
 #include "perf/resnets.hpp"
 
 namespace dpushard {

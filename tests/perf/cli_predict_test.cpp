@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "dpushard/perf.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "perf/resnets.hpp"
 #include "support/cli_runner.hpp"
 #include "xmodel/fixtures.hpp"

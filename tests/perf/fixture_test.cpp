@@ -5,8 +5,8 @@
 
 #include <iostream>
 
-#include "dpushard/perf.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {

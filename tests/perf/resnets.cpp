@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/builder.hpp"
+#include "dpushard/graph/builder.hpp"
 
 namespace dpushard::testing {
 namespace {

@@ -3,7 +3,7 @@
 // built layer for layer with GraphBuilder at 224x224. Weights are constant: the timing
 // model reads shapes only. The calibration uses ResNet-50 (docs/perf.md).
 
-#include "dpushard/graph.hpp"
+#include "dpushard/graph/graph.hpp"
 
 namespace dpushard::testing {
 

@@ -11,11 +11,12 @@
 #include <thread>
 #include <vector>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/builder.hpp"
-#include "dpushard/builtin_backends.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/sim_backend.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/exec/builtin_backends.hpp"
+#include "dpushard/exec/sim_backend.hpp"
+#include "dpushard/graph/builder.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {
@@ -262,7 +263,7 @@ TEST_F(SimBackendTest, SimNumericsComputesWhatRefComputes) {
   ASSERT_EQ(got.size(), expected.size());
   EXPECT_TRUE(got[0].computed);
   EXPECT_EQ(got[0].data, expected[0].data);
-  EXPECT_EQ(sha256_hex(got[0]), sha256_hex(expected[0]));
+  EXPECT_EQ(sha256_hex(got[0].data), sha256_hex(expected[0].data));
 
   // An input that was never computed taints the outputs, numerics or not.
   auto tainted = in;

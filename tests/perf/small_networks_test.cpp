@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/builder.hpp"
-#include "dpushard/perf.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/perf/perf.hpp"
 #include "perf/resnets.hpp"
 
 namespace dpushard {

@@ -8,9 +8,9 @@
 #include <regex>
 #include <string>
 
-#include "dpushard/dpu_rules.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/perf.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/perf/dpu_rules.hpp"
+#include "dpushard/perf/perf.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {
@@ -94,7 +94,7 @@ TEST(Target, ResolvesNamesAndFiles) {
   EXPECT_THROW(load_target("/nonexistent/t.yaml"), Error);
 }
 
-// The one YAML error format (dpushard/yaml_reader.hpp): "bad.yaml:LINE:COL: field: what".
+// The one YAML error format (dpushard/yaml/yaml_reader.hpp): "bad.yaml:LINE:COL: field: what".
 void expect_one_line_naming(const std::string& message, const std::string& field,
                             const std::string& what) {
   EXPECT_TRUE(std::regex_search(message, std::regex("^bad\\.yaml:[0-9]+:[0-9]+: "))) << message;

@@ -1,4 +1,4 @@
-// Fragment files of a plan (dpushard/fragment_io.hpp): the one check of a recorded file's
+// Fragment files of a plan (dpushard/plan/fragment_io.hpp): the one check of a recorded file's
 // sha256, and the wire form of a fragment with unfixed outputs and the way back from it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,10 +9,10 @@
 #include <fstream>
 #include <string>
 
-#include "dpushard/builder.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/fragment_io.hpp"
-#include "dpushard/sha256.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/plan/fragment_io.hpp"
 
 namespace dpushard {
 namespace {

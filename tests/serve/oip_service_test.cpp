@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/error.hpp"
-#include "dpushard/inference_executor.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/serve/inference_executor.hpp"
 #include "serve/oip_service.hpp"
 
 namespace dpushard::serve {

@@ -1,4 +1,4 @@
-// Compiled fragments against their plan (dpushard/compiled_check.hpp), on the real ResNet-20
+// Compiled fragments against their plan (dpushard/split/compiled_check.hpp), on the real ResNet-20
 // `_int`/compiled pair (../shared/fixtures/xmodel, SOURCES.md there: vai_c_xir 3.5 for a
 // Versal DPUCVDX8G) and on compiled files DERIVED from the real one by editing it with
 // dpushard's own xmodel writer: a changed shape, a changed fix point, a DPU op moved into the
@@ -10,12 +10,12 @@
 #include <fstream>
 #include <functional>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/compiled_check.hpp"
-#include "dpushard/plan_yaml.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/split.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/plan/plan_yaml.hpp"
+#include "dpushard/split/compiled_check.hpp"
+#include "dpushard/split/split.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "support/cli_runner.hpp"
 #include "xmodel/fixtures.hpp"
 

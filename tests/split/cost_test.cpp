@@ -10,10 +10,10 @@
 #include <algorithm>
 #include <string>
 
-#include "dpushard/perf.hpp"
-#include "dpushard/plan_yaml.hpp"
-#include "dpushard/xmodel.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/plan/plan_yaml.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "split/split_helpers.hpp"
 #include "xmodel/fixtures.hpp"
 

@@ -8,16 +8,16 @@
 #include <algorithm>
 #include <regex>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/builder.hpp"
-#include "dpushard/builtin_backends.hpp"
-#include "dpushard/cost.hpp"
-#include "dpushard/memory_budget.hpp"
-#include "dpushard/plan_check.hpp"
-#include "dpushard/plan_yaml.hpp"
-#include "dpushard/split.hpp"
-#include "dpushard/xmodel.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/exec/builtin_backends.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/graph/cost.hpp"
+#include "dpushard/plan/plan_check.hpp"
+#include "dpushard/plan/plan_yaml.hpp"
+#include "dpushard/split/memory_budget.hpp"
+#include "dpushard/split/split.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "support/cli_runner.hpp"
 #include "xmodel/fixtures.hpp"
 

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/memory_budget.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/plan_check.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/plan/plan_check.hpp"
+#include "dpushard/split/memory_budget.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "split/split_helpers.hpp"
 
 namespace dpushard {

@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dpushard/micro.hpp"
-#include "dpushard/oracle_learn.hpp"
-#include "dpushard/plan_format.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/plan/plan_format.hpp"
+#include "dpushard/split/oracle_learn.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/micro.hpp"
 #include "support/cli_runner.hpp"
 #include "xmodel/fixtures.hpp"
 

@@ -4,11 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/micro.hpp"
-#include "dpushard/oracle.hpp"
-#include "dpushard/shape.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/split/oracle.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/micro.hpp"
 #include "split/split_helpers.hpp"
 #include "xmodel/fixtures.hpp"
 

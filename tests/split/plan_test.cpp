@@ -7,11 +7,11 @@
 #include <functional>
 #include <set>
 
-#include "dpushard/fragment_io.hpp"
-#include "dpushard/local_run.hpp"
-#include "dpushard/plan_check.hpp"
-#include "dpushard/plan_yaml.hpp"
-#include "dpushard/sha256.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/plan/fragment_io.hpp"
+#include "dpushard/plan/local_run.hpp"
+#include "dpushard/plan/plan_check.hpp"
+#include "dpushard/plan/plan_yaml.hpp"
 #include "split/split_helpers.hpp"
 #include "xmodel/fixtures.hpp"
 

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/builder.hpp"
-#include "dpushard/local_run.hpp"
-#include "dpushard/plan_format.hpp"
-#include "dpushard/plan_yaml.hpp"
-#include "dpushard/split.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/plan/local_run.hpp"
+#include "dpushard/plan/plan_format.hpp"
+#include "dpushard/plan/plan_yaml.hpp"
+#include "dpushard/split/split.hpp"
 
 namespace dpushard::testing {
 

@@ -13,9 +13,10 @@
 #include <fstream>
 #include <string>
 
-#include "dpushard/error.hpp"
-#include "dpushard/onnx_import.hpp"
-#include "dpushard/quantize.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/onnx/onnx_import.hpp"
+#include "dpushard/quant/quantize.hpp"
 #include "split/split_helpers.hpp"
 #include "xmodel/fixtures.hpp"
 
@@ -82,7 +83,7 @@ TEST(TorchvisionResnet18, FragmentsInPlanOrderEqualTheWholeModel) {
       EXPECT_EQ(got[0].name, whole[0].name) << what;
       EXPECT_EQ(got[0].shape, whole[0].shape) << what;
       EXPECT_EQ(got[0].fix_point, whole[0].fix_point) << what;
-      EXPECT_EQ(sha256_hex(got[0]), sha256_hex(whole[0])) << what;
+      EXPECT_EQ(sha256_hex(got[0].data), sha256_hex(whole[0].data)) << what;
       if (nodes == 1) {
         EXPECT_EQ(plan.fragments.size(), 1u) << what;
         continue;
@@ -114,7 +115,8 @@ TEST(TorchvisionResnet18, FragmentsInPlanOrderEqualTheWholeModel) {
   Plan plan;
   const auto got = testing::run_split(model, o, dir.path() / "residual", 5, &plan);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(sha256_hex(got[0]), sha256_hex(whole[0])) << "experts on the residual fork-join";
+  EXPECT_EQ(sha256_hex(got[0].data), sha256_hex(whole[0].data))
+      << "experts on the residual fork-join";
   EXPECT_EQ(plan.strategy, "experts");
   std::size_t branches = 0;
   for (const auto& f : plan.fragments) branches += f.branches.size();
@@ -128,7 +130,7 @@ TEST(TorchvisionResnet18, FragmentsInPlanOrderEqualTheWholeModel) {
   Plan staged;
   const auto piped = testing::run_split(model, o, dir.path() / "pipelined", 5, &staged);
   ASSERT_EQ(piped.size(), 1u);
-  EXPECT_EQ(sha256_hex(piped[0]), sha256_hex(whole[0])) << "pipelined experts";
+  EXPECT_EQ(sha256_hex(piped[0].data), sha256_hex(whole[0].data)) << "pipelined experts";
   EXPECT_EQ(staged.inner_strategy, "pipelined-experts") << staged.structure;
   EXPECT_THAT(staged.structure, ::testing::HasSubstr("in 2 stages"));
 
@@ -139,7 +141,7 @@ TEST(TorchvisionResnet18, FragmentsInPlanOrderEqualTheWholeModel) {
   Plan hybrid;
   const auto twice = testing::run_split(model, h, dir.path() / "hybrid", 5, &hybrid);
   ASSERT_EQ(twice.size(), 1u);
-  EXPECT_EQ(sha256_hex(twice[0]), sha256_hex(whole[0])) << "hybrid 2 x 2";
+  EXPECT_EQ(sha256_hex(twice[0].data), sha256_hex(whole[0].data)) << "hybrid 2 x 2";
   EXPECT_EQ(hybrid.strategy, "hybrid");
   EXPECT_EQ(hybrid.inner_strategy, "pipeline");
   EXPECT_EQ(hybrid.replicas, 2);

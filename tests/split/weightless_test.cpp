@@ -18,14 +18,14 @@
 #include <utility>
 #include <vector>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/builtin_backends.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/fragment_io.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/sim_backend.hpp"
-#include "dpushard/split.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/exec/builtin_backends.hpp"
+#include "dpushard/exec/sim_backend.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/plan/fragment_io.hpp"
+#include "dpushard/split/split.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {

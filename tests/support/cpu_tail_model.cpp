@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "dpushard/builder.hpp"
+#include "dpushard/graph/builder.hpp"
 
 namespace dpushard::testing {
 

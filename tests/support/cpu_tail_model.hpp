@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "dpushard/graph.hpp"
+#include "dpushard/graph/graph.hpp"
 
 namespace dpushard::testing {
 

@@ -1,7 +1,7 @@
 #include "support/float_cpu_tail.hpp"
 
-#include "dpushard/builder.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/builder.hpp"
 
 namespace dpushard::testing {
 

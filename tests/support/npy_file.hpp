@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/tensor.hpp"
+#include "dpushard/graph/tensor.hpp"
 
 namespace dpushard::testing {
 

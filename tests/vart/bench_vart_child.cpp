@@ -24,9 +24,9 @@
 
 #include "compile_equivalent.hpp"
 #include "double/vart_double.hpp"
-#include "dpushard/backend.hpp"
-#include "dpushard/builder.hpp"
-#include "dpushard/vart_backend.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/exec/vart_backend.hpp"
+#include "dpushard/graph/builder.hpp"
 #include "exec/vart/dpu_child.hpp"
 
 namespace {

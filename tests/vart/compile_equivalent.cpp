@@ -8,8 +8,8 @@
 #include <random>
 #include <set>
 
-#include "dpushard/error.hpp"
-#include "dpushard/shape.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/shape.hpp"
 
 namespace dpushard::vart_test {
 namespace {

@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "dpushard/graph.hpp"
+#include "dpushard/graph/graph.hpp"
 
 namespace dpushard::vart_test {
 

@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-#include "dpushard/vart_backend.hpp"
+#include "dpushard/exec/vart_backend.hpp"
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "dpu-child")

@@ -21,14 +21,14 @@
 #include <utility>
 
 #include "compile_equivalent.hpp"
-#include "dpushard/backend.hpp"
-#include "dpushard/builder.hpp"
-#include "dpushard/builtin_backends.hpp"
-#include "dpushard/micro.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/tensor.hpp"
-#include "dpushard/xmodel.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/exec/builtin_backends.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/graph/tensor.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/micro.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "support/cpu_tail_model.hpp"
 
 namespace dpushard {

@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "compile_equivalent.hpp"
-#include "dpushard/backend.hpp"
-#include "dpushard/builder.hpp"
-#include "dpushard/tensor.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/graph/tensor.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "support/npy_file.hpp"
 #include "xmodel/fixtures.hpp"
 

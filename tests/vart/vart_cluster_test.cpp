@@ -11,14 +11,14 @@
 
 #include "compile_equivalent.hpp"
 #include "double/vart_double.hpp"
-#include "dpushard/cluster.hpp"
-#include "dpushard/plan_yaml.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/split.hpp"
-#include "dpushard/vart_backend.hpp"
-#include "dpushard/xmodel.hpp"
-#include "dpushard/zoo.hpp"
-#include "net/auth.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/cluster/cluster.hpp"
+#include "dpushard/exec/vart_backend.hpp"
+#include "dpushard/net/client.hpp"
+#include "dpushard/plan/plan_yaml.hpp"
+#include "dpushard/split/split.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "net/test_client.hpp"
 
 namespace dpushard::cluster {
@@ -49,7 +49,7 @@ std::vector<std::string> reference_hashes(const Graph& model) {
   for (const QTensor& spec : input_specs(model))
     inputs.push_back(random_qtensor(spec.name, spec.shape, spec.fix_point, 0));
   std::vector<std::string> hashes;
-  for (const QTensor& output : backend->run(inputs)) hashes.push_back(sha256_hex(output));
+  for (const QTensor& output : backend->run(inputs)) hashes.push_back(sha256_hex(output.data));
   return hashes;
 }
 

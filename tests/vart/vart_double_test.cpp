@@ -21,12 +21,12 @@
 
 #include "compile_equivalent.hpp"
 #include "double/vart_double.hpp"
-#include "dpushard/backend.hpp"
-#include "dpushard/builder.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/vart_backend.hpp"
-#include "dpushard/xmodel.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/exec/vart_backend.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "exec/vart/dpu_child.hpp"
 #include "xmodel/fixtures.hpp"
 

@@ -18,7 +18,7 @@
 
 #include "compile_equivalent.hpp"
 #include "double/vart_double.hpp"
-#include "dpushard/vart_backend.hpp"
+#include "dpushard/exec/vart_backend.hpp"
 #include "net/test_client.hpp"
 
 namespace dpushard::net::testing {

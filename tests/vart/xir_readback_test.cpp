@@ -23,13 +23,13 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/error.hpp"
-#include "dpushard/micro.hpp"
-#include "dpushard/onnx_import.hpp"
-#include "dpushard/quantize.hpp"
-#include "dpushard/split.hpp"
-#include "dpushard/xmodel.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/onnx/onnx_import.hpp"
+#include "dpushard/quant/quantize.hpp"
+#include "dpushard/split/split.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/micro.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "xir_view.hpp"
 
 namespace dpushard {

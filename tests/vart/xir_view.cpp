@@ -11,7 +11,7 @@
 #include <map>
 #include <typeinfo>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::vart_test {
 namespace {

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/builder.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/micro.hpp"
-#include "dpushard/xmodel.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/micro.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "xmodel.pb.h"
 
 namespace dpushard {

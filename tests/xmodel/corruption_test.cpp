@@ -9,7 +9,7 @@
 #include <random>
 #include <set>
 
-#include "dpushard/xmodel.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "xmodel.pb.h"
 #include "xmodel/fixtures.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "dpushard/xmodel.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {

@@ -5,8 +5,8 @@
 
 #include <limits>
 
-#include "dpushard/builder.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {

@@ -6,7 +6,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <gtest/gtest.h>
 
-#include "dpushard/xmodel.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "xmodel.pb.h"
 #include "xmodel/fixtures.hpp"
 

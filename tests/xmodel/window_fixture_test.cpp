@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "dpushard/window.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/graph/window.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {

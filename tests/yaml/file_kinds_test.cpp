@@ -8,11 +8,11 @@
 #include <regex>
 #include <string>
 
-#include "dpushard/cluster.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/oracle.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/plan_yaml.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/cluster/cluster.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/plan/plan_yaml.hpp"
+#include "dpushard/split/oracle.hpp"
 #include "xmodel/fixtures.hpp"
 
 namespace dpushard {

@@ -1,7 +1,7 @@
 // The strict YAML reader: locations, paths, keys (unknown, duplicate, missing), typed scalars
 // with ranges, lists, and a regular file.
 
-#include "dpushard/yaml_reader.hpp"
+#include "dpushard/yaml/yaml_reader.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::yaml {
 namespace {
@@ -135,7 +135,7 @@ TEST(YamlReader, SyntaxErrorsAndFiles) {
   const Document doc = Document::load(dir / "ok.yaml");
   EXPECT_EQ(doc.origin(), (dir / "ok.yaml").string());
   EXPECT_EQ(doc.root().open_map().get("a").integer(), 1);
-  // A folder or a FIFO is refused by name (dpushard/regular_file.hpp), not read.
+  // A folder or a FIFO is refused by name (dpushard/base/regular_file.hpp), not read.
   std::filesystem::create_directory(dir / "folder.yaml");
   ASSERT_EQ(::mkfifo((dir / "fifo.yaml").c_str(), 0600), 0);
   for (const char* name : {"folder.yaml", "fifo.yaml", "missing.yaml"}) {

@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/attr.hpp"
-#include "dpushard/cost.hpp"
-#include "dpushard/dpu_rules.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/xmodel.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/graph/attr.hpp"
+#include "dpushard/graph/cost.hpp"
+#include "dpushard/perf/dpu_rules.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
+#include "dpushard/zoo/zoo.hpp"
 
 namespace dpushard {
 namespace {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/cost.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/shape.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/cost.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/zoo/zoo.hpp"
 
 namespace dpushard {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "dpushard/error.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/zoo/zoo.hpp"
 
 namespace dpushard {
 namespace {

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/shape.hpp"
-#include "dpushard/tensor.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/graph/tensor.hpp"
+#include "dpushard/zoo/zoo.hpp"
 
 namespace dpushard {
 namespace {

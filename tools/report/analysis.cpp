@@ -11,16 +11,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/builtin_backends.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/strategy_table.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/exec/builtin_backends.hpp"
+#include "dpushard/plan/strategy_table.hpp"
 
 namespace dpushard::report {
 namespace {
 
 int strategy_rank(const std::string& s) {
-  // The strategy table's order (dpushard/strategy_table.hpp); names it lacks go last.
+  // The strategy table's order (dpushard/plan/strategy_table.hpp); names it lacks go last.
   const auto& table = strategy_table();
   const auto it = std::find_if(table.begin(), table.end(),
                                [&](const StrategyInfo& info) { return info.name == s; });
@@ -212,7 +212,7 @@ const Row* FamilyAnalysis::find(const std::string& size, int nodes,
   return nullptr;
 }
 
-// The backend's descriptor (dpushard/backend.hpp): every built-in backend, and vart's
+// The backend's descriptor (dpushard/exec/backend.hpp): every built-in backend, and vart's
 // description on a host without VART, so that results from a board are labelled too.
 namespace {
 std::shared_ptr<const BackendDescriptor> descriptor_of(const std::string& backend) {

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <vector>
 
-#include "dpushard/atomic_file.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/strategy_table.hpp"
+#include "dpushard/base/atomic_file.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/plan/strategy_table.hpp"
 
 extern char** environ;
 

@@ -1,6 +1,6 @@
 #include "markdown.hpp"
 
-#include "dpushard/strategy_table.hpp"
+#include "dpushard/plan/strategy_table.hpp"
 
 #include <algorithm>
 #include <cmath>

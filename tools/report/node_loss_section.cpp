@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::report {
 namespace {

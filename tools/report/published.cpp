@@ -1,6 +1,6 @@
 #include "published.hpp"
 
-#include "dpushard/strategy_table.hpp"
+#include "dpushard/plan/strategy_table.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -6,7 +6,7 @@
 #include <regex>
 #include <sstream>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::report {
 namespace {

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::report {
 namespace {

@@ -1,5 +1,5 @@
 // cluster.yaml: the nodes of a cluster, its link speed and its token file, read with the one
-// YAML reader (dpushard/yaml_reader.hpp).
+// YAML reader (dpushard/yaml/yaml_reader.hpp).
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -9,12 +9,12 @@
 #include <map>
 #include <set>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/cluster.hpp"
-#include "dpushard/net.hpp"
-#include "dpushard/regular_file.hpp"
-#include "dpushard/yaml_reader.hpp"
-#include "net/connection.hpp"
+#include "dpushard/base/regular_file.hpp"
+#include "dpushard/cluster/cluster.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/net/client.hpp"
+#include "dpushard/net/net.hpp"
+#include "dpushard/yaml/yaml_reader.hpp"
 
 namespace dpushard::cluster {
 
@@ -81,7 +81,7 @@ NodeConfig read_node(const yaml::Value& item, std::string& endpoint) {
   if (auto backend = m.find("backend")) {
     node.backend = bounded_text(*backend, kMaxNameBytes);
     // Any backend this program knows, built here or not (a head without VART still runs
-    // vart workers): the registry's descriptors (dpushard/backend.hpp).
+    // vart workers): the registry's descriptors (dpushard/exec/backend.hpp).
     if (!find_backend(node.backend))
       backend->fail("unknown backend '" + node.backend + "' (known: " + backend_names_text(false) +
                     ")");

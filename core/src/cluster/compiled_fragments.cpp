@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "dpushard/fragment_io.hpp"
-#include "dpushard/sha256.hpp"
-#include "net/auth.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/net/client.hpp"
+#include "dpushard/plan/fragment_io.hpp"
 
 namespace dpushard::cluster {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/plan_format.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/plan/plan_format.hpp"
 #include "job_layout.hpp"
 
 namespace dpushard::cluster {

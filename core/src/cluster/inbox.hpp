@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "dpushard/protocol.hpp"
+#include "dpushard/net/protocol.hpp"
 
 namespace dpushard::cluster {
 

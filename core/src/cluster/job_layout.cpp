@@ -4,10 +4,10 @@
 
 #include "compiled_fragments.hpp"
 
-#include "dpushard/fragment_io.hpp"
-#include "dpushard/plan_check.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/plan/fragment_io.hpp"
+#include "dpushard/plan/plan_check.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 
 namespace dpushard::cluster {
 

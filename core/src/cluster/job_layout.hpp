@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/plan_format.hpp"
-#include "dpushard/protocol.hpp"
+#include "dpushard/net/protocol.hpp"
+#include "dpushard/plan/plan_format.hpp"
 
 namespace dpushard::cluster {
 
@@ -46,7 +46,7 @@ struct JobLayout {
 // `node_names[i]` is the cluster name of plan node slot i. Reads every fragment file and
 // checks its sha256 against the plan. A fragment with an unfixed output (a
 // --no-output-fix plan) is shipped with a fix op appended to that output, exactly as the
-// local runner does (wire_fragment, dpushard/fragment_io.hpp), so only int8 values travel.
+// local runner does (wire_fragment, dpushard/plan/fragment_io.hpp), so only int8 values travel.
 JobLayout make_job_layout(const Plan& plan, const std::filesystem::path& plan_dir,
                           const std::vector<std::string>& node_names);
 

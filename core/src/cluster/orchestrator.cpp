@@ -13,12 +13,10 @@
 #include <thread>
 
 #include "compiled_fragments.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/shape.hpp"
-#include "net/auth.hpp"
-#include "net/cpu_time.hpp"
-#include "net/handshake.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/net/client.hpp"
 
 namespace dpushard::cluster {
 
@@ -606,7 +604,7 @@ void Orchestrator::stream(const Plan& plan, std::shared_ptr<const JobLayout> lay
                        ", the plan says " + shape_text(want.shape) + " fix_point " +
                        std::to_string(want.fix_point));
       // A timing-only backend's zeros get no hash.
-      const std::string hash = tensor->tensor.computed ? sha256_hex(tensor->tensor) : "";
+      const std::string hash = tensor->tensor.computed ? sha256_hex(tensor->tensor.data) : "";
       if (options_.hash_every_frame)
         result.frame_output_sha256[tensor->frame][tensor->index] = hash;
       Flight& f = flight->second;

@@ -11,12 +11,11 @@
 #include <thread>
 #include <vector>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/cluster.hpp"
+#include "dpushard/cluster/cluster.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/net/client.hpp"
 #include "inbox.hpp"
 #include "job_layout.hpp"
-#include "net/connection.hpp"
-#include "net/log.hpp"
 
 namespace dpushard::cluster {
 

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <string>
 
-#include "dpushard/error.hpp"
-#include "net/auth.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/net/client.hpp"
 #include "orchestrator.hpp"
 
 namespace dpushard::cluster {

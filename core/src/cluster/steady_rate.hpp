@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "dpushard/cluster.hpp"
+#include "dpushard/cluster/cluster.hpp"
 
 namespace dpushard::cluster {
 

@@ -1,4 +1,4 @@
-// DPU fingerprints as text (dpushard/backend.hpp). A file of its own: the plan reader uses
+// DPU fingerprints as text (dpushard/exec/backend.hpp). A file of its own: the plan reader uses
 // them too, and the fuzz build compiles it without the rest of dpushard_exec.
 
 #include <algorithm>
@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/exec/backend.hpp"
 
 namespace dpushard {
 

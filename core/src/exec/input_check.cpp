@@ -1,7 +1,7 @@
 // The input checks every backend makes before it runs a frame.
-#include "dpushard/backend.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/shape.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/graph/shape.hpp"
 
 namespace dpushard {
 

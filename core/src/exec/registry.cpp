@@ -1,4 +1,4 @@
-// The registry: every backend known to this program, by its descriptor (dpushard/backend.hpp).
+// The registry: every backend known to this program, by its descriptor (dpushard/exec/backend.hpp).
 
 #include <algorithm>
 #include <iostream>
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "cpu/cpu_description.hpp"
-#include "dpushard/backend.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/exec/backend.hpp"
 #include "ref/ref_backend.hpp"
 #include "vart/vart_description.hpp"
 

@@ -1,4 +1,4 @@
-#include "dpushard/frame_output.hpp"
+#include "dpushard/frames/frame_output.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,10 +9,10 @@
 #include <system_error>
 #include <vector>
 
-#include "dpushard/atomic_file.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/npy.hpp"
-#include "dpushard/numerics.hpp"
+#include "dpushard/base/atomic_file.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/npy.hpp"
+#include "dpushard/graph/numerics.hpp"
 
 namespace dpushard {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "dpushard/frame_source.hpp"
+#include "dpushard/frames/frame_source.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "dpushard/error.hpp"
-#include "dpushard/image.hpp"
-#include "dpushard/npy.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/npy.hpp"
+#include "dpushard/frames/image.hpp"
 
 namespace dpushard {
 namespace fs = std::filesystem;

@@ -1,5 +1,5 @@
 // JPEG through libjpeg-turbo's TurboJPEG API and PNG through libpng, both to 8-bit RGB as
-// PIL's Image.open(f).convert("RGB") gives it (dpushard/image.hpp).
+// PIL's Image.open(f).convert("RGB") gives it (dpushard/frames/image.hpp).
 
 #include <png.h>
 #include <turbojpeg.h>
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/error.hpp"
-#include "dpushard/image.hpp"
-#include "dpushard/regular_file.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/regular_file.hpp"
+#include "dpushard/frames/image.hpp"
 
 namespace dpushard {
 namespace {

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <string>
 
-#include "dpushard/image.hpp"
+#include "dpushard/frames/image.hpp"
 
 namespace dpushard {
 

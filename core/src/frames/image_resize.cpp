@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "dpushard/error.hpp"
-#include "dpushard/image.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/frames/image.hpp"
 
 namespace dpushard {
 namespace {

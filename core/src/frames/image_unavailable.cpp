@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <string>
 
-#include "dpushard/error.hpp"
-#include "dpushard/image.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/frames/image.hpp"
 
 namespace dpushard {
 

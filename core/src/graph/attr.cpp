@@ -1,4 +1,4 @@
-#include "dpushard/attr.hpp"
+#include "dpushard/graph/attr.hpp"
 
 #include <array>
 

@@ -1,8 +1,8 @@
-#include "dpushard/builder.hpp"
+#include "dpushard/graph/builder.hpp"
 
 #include <cmath>
 
-#include "dpushard/shape.hpp"
+#include "dpushard/graph/shape.hpp"
 
 namespace dpushard {
 namespace {

@@ -1,4 +1,4 @@
-#include "dpushard/cost.hpp"
+#include "dpushard/graph/cost.hpp"
 
 namespace dpushard {
 namespace {

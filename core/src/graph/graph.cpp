@@ -1,4 +1,4 @@
-#include "dpushard/graph.hpp"
+#include "dpushard/graph/graph.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,10 +1,10 @@
 // One validation on load for every command.
 
-#include "dpushard/model_check.hpp"
+#include "dpushard/graph/model_check.hpp"
 
 #include <algorithm>
 
-#include "dpushard/shape.hpp"
+#include "dpushard/graph/shape.hpp"
 
 namespace dpushard {
 

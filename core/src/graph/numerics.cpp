@@ -1,13 +1,13 @@
 // DPU fixed-point arithmetic: rounding modes, quantization and the average-pool factor.
 // The facts behind every rule are in ../shared/VITIS_AI.md section 2 and docs/numerics.md.
 
-#include "dpushard/numerics.hpp"
+#include "dpushard/graph/numerics.hpp"
 
 #include <bit>
 #include <cmath>
 #include <string>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard {
 

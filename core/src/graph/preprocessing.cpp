@@ -1,12 +1,12 @@
-#include "dpushard/preprocessing.hpp"
+#include "dpushard/graph/preprocessing.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string_view>
 
-#include "dpushard/attr.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/attr.hpp"
 
 namespace dpushard {
 namespace {

@@ -1,4 +1,4 @@
-#include "dpushard/shape.hpp"
+#include "dpushard/graph/shape.hpp"
 
 #include <algorithm>
 #include <array>
@@ -7,8 +7,8 @@
 #include <numeric>
 #include <sstream>
 
-#include "dpushard/numerics.hpp"
-#include "dpushard/window.hpp"
+#include "dpushard/graph/numerics.hpp"
+#include "dpushard/graph/window.hpp"
 
 namespace dpushard {
 namespace {

@@ -1,12 +1,11 @@
-// Int8 tensors: element counts, content hashes and deterministic random inputs.
+// Int8 tensors: element counts and deterministic random inputs.
 
-#include "dpushard/tensor.hpp"
+#include "dpushard/graph/tensor.hpp"
 
 #include <array>
 #include <memory>
 
-#include "dpushard/error.hpp"
-#include "dpushard/sha256.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard {
 
@@ -14,11 +13,6 @@ std::int64_t QTensor::element_count() const {
   std::int64_t count = 1;
   for (std::int64_t dim : shape) count *= dim;
   return count;
-}
-
-std::string sha256_hex(const QTensor& tensor) {
-  return to_hex(sha256(
-      std::span(reinterpret_cast<const std::uint8_t*>(tensor.data.data()), tensor.data.size())));
 }
 
 namespace {

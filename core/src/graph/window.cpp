@@ -1,4 +1,4 @@
-#include "dpushard/window.hpp"
+#include "dpushard/graph/window.hpp"
 
 #include <algorithm>
 #include <vector>

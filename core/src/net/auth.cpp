@@ -1,6 +1,6 @@
 // Shared-token authentication, on OpenSSL.
 
-#include "auth.hpp"
+#include "dpushard/net/auth.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

@@ -1,6 +1,6 @@
 // Payload buffers recycled by exact size; only lent buffers come back.
 
-#include "buffer_pool.hpp"
+#include "dpushard/net/buffer_pool.hpp"
 
 #if defined(__GLIBC__)
 #include <malloc.h>

@@ -1,6 +1,6 @@
 // A protocol connection: framed reads with size checks, gathered writes, heartbeats.
 
-#include "connection.hpp"
+#include "dpushard/net/connection.hpp"
 
 #include <algorithm>
 #include <charconv>

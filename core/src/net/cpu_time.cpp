@@ -1,4 +1,4 @@
-#include "cpu_time.hpp"
+#include "dpushard/net/cpu_time.hpp"
 
 #include <sys/resource.h>
 #include <time.h>

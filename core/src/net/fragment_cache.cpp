@@ -4,9 +4,9 @@
 
 #include <system_error>
 
-#include "dpushard/atomic_file.hpp"
-#include "dpushard/regular_file.hpp"
-#include "dpushard/sha256.hpp"
+#include "dpushard/base/atomic_file.hpp"
+#include "dpushard/base/regular_file.hpp"
+#include "dpushard/base/sha256.hpp"
 
 namespace dpushard::net {
 

@@ -9,10 +9,10 @@
 #include <span>
 #include <string>
 
-#include "auth.hpp"
-#include "dpushard/atomic_file.hpp"
-#include "dpushard/protocol.hpp"
-#include "dpushard/sha256.hpp"
+#include "dpushard/base/atomic_file.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/net/auth.hpp"
+#include "dpushard/net/protocol.hpp"
 
 namespace dpushard::net {
 

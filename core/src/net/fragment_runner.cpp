@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "dpushard/shape.hpp"
+#include "dpushard/graph/shape.hpp"
 
 namespace dpushard::net {
 

@@ -10,9 +10,9 @@
 #include <optional>
 #include <vector>
 
-#include "buffer_pool.hpp"
-#include "dpushard/backend.hpp"
-#include "dpushard/protocol.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/net/buffer_pool.hpp"
+#include "dpushard/net/protocol.hpp"
 #include "prepared_fragments.hpp"
 
 namespace dpushard::net {

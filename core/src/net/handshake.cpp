@@ -1,8 +1,8 @@
 // The versioned handshake with HMAC-SHA256 challenge-response in both directions.
 
-#include "handshake.hpp"
+#include "dpushard/net/handshake.hpp"
 
-#include "auth.hpp"
+#include "dpushard/net/auth.hpp"
 
 namespace dpushard::net {
 

@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <set>
 
-#include "cpu_time.hpp"
-#include "dpushard/model_check.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/xmodel.hpp"
-#include "handshake.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/graph/model_check.hpp"
+#include "dpushard/net/cpu_time.hpp"
+#include "dpushard/net/handshake.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "memory_headroom.hpp"
 
 namespace dpushard::net {

@@ -1,10 +1,10 @@
 // Token buckets for the emulated link.
 
-#include "link_shaper.hpp"
+#include "dpushard/net/link_shaper.hpp"
 
 #include <algorithm>
 
-#include "dpushard/ethernet_link.hpp"
+#include "dpushard/perf/ethernet_link.hpp"
 
 namespace dpushard::net {
 

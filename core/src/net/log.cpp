@@ -1,6 +1,6 @@
 // Loggers on one shared stderr sink.
 
-#include "log.hpp"
+#include "dpushard/net/log.hpp"
 
 #include <spdlog/sinks/stdout_sinks.h>
 

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/protocol.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/net/protocol.hpp"
 
 namespace dpushard::net {
 

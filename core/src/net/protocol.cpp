@@ -1,6 +1,6 @@
 // Encoding and decoding of protocol frames (docs/protocol.md).
 
-#include "dpushard/protocol.hpp"
+#include "dpushard/net/protocol.hpp"
 
 #include <iterator>
 #include <type_traits>

@@ -4,8 +4,8 @@
 
 #include <string_view>
 
-#include "dpushard/sha256.hpp"
-#include "handshake.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/net/handshake.hpp"
 #include "job.hpp"
 
 namespace dpushard::net {

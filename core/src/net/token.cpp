@@ -1,7 +1,7 @@
 // Reading the shared token.
 
-#include "dpushard/net.hpp"
-#include "dpushard/regular_file.hpp"
+#include "dpushard/base/regular_file.hpp"
+#include "dpushard/net/net.hpp"
 
 namespace dpushard::net {
 

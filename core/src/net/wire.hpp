@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "dpushard/protocol.hpp"
+#include "dpushard/net/protocol.hpp"
 
 namespace dpushard::net::wire {
 

@@ -4,7 +4,7 @@
 #include <csignal>
 #include <set>
 
-#include "dpushard/net.hpp"
+#include "dpushard/net/net.hpp"
 #include "job.hpp"
 #include "session.hpp"
 #include "worker_context.hpp"

@@ -8,11 +8,11 @@
 #include <memory>
 #include <string>
 
-#include "buffer_pool.hpp"
-#include "connection.hpp"
-#include "dpushard/net.hpp"
+#include "dpushard/net/buffer_pool.hpp"
+#include "dpushard/net/connection.hpp"
+#include "dpushard/net/log.hpp"
+#include "dpushard/net/net.hpp"
 #include "fragment_cache.hpp"
-#include "log.hpp"
 
 namespace dpushard::net {
 

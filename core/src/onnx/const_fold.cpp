@@ -7,7 +7,7 @@
 #include <numeric>
 #include <string>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::onnximport {
 namespace {

@@ -8,8 +8,8 @@
 #include <numeric>
 #include <sstream>
 
-#include "dpushard/error.hpp"
-#include "dpushard/shape.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/shape.hpp"
 
 namespace dpushard::onnximport {
 

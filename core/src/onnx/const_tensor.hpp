@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/shape.hpp"
+#include "dpushard/graph/shape.hpp"
 
 namespace onnx {
 class TensorProto;

@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "converter.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::onnximport {
 namespace {

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "converter.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::onnximport {
 namespace {

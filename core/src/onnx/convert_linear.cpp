@@ -1,7 +1,7 @@
 // Fully connected layers (Gemm, MatMul with constant weights) and activation x
 // activation MatMul (attention).
 #include "converter.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::onnximport {
 

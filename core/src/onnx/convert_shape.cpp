@@ -5,7 +5,7 @@
 
 #include "const_fold.hpp"
 #include "converter.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::onnximport {
 namespace {

@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "const_fold.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::onnximport {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "const_tensor.hpp"
-#include "dpushard/onnx_import.hpp"
+#include "dpushard/onnx/onnx_import.hpp"
 #include "ir_writer.hpp"
 #include "node.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/onnx_import.hpp"
+#include "dpushard/onnx/onnx_import.hpp"
 
 namespace dpushard {
 namespace {

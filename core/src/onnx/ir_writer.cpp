@@ -2,7 +2,7 @@
 
 #include <unordered_set>
 
-#include "dpushard/shape.hpp"
+#include "dpushard/graph/shape.hpp"
 
 namespace dpushard::onnximport {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/graph.hpp"
+#include "dpushard/graph/graph.hpp"
 
 namespace dpushard::onnximport {
 

@@ -2,7 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::onnximport {
 

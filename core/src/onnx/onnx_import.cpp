@@ -1,6 +1,6 @@
 // Entry points: read the ModelProto, check the opset, collect inputs and initializers,
 // fuse decomposed patterns, then convert node by node.
-#include "dpushard/onnx_import.hpp"
+#include "dpushard/onnx/onnx_import.hpp"
 
 #include <onnx/onnx_pb.h>
 
@@ -11,7 +11,7 @@
 
 #include "const_fold.hpp"
 #include "converter.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 #include "patterns.hpp"
 
 namespace dpushard {

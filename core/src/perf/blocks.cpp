@@ -1,9 +1,9 @@
-// A prediction's op times summed per block of the model (dpushard/perf.hpp).
+// A prediction's op times summed per block of the model (dpushard/perf/perf.hpp).
 #include <cctype>
 #include <string>
 #include <unordered_map>
 
-#include "dpushard/perf.hpp"
+#include "dpushard/perf/perf.hpp"
 
 namespace dpushard {
 namespace {

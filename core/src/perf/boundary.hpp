@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "dpushard/graph.hpp"
+#include "dpushard/graph/graph.hpp"
 
 namespace dpushard::perf {
 

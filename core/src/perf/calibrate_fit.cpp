@@ -1,12 +1,12 @@
-// The calibration fit (dpushard/calibrate.hpp, docs/perf.md "Calibration from a board").
+// The calibration fit (dpushard/perf/calibrate.hpp, docs/perf.md "Calibration from a board").
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "dpushard/calibrate.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/perf/calibrate.hpp"
 #include "least_squares.hpp"
 
 namespace dpushard {

@@ -1,4 +1,4 @@
-// The calibrated target's YAML (dpushard/calibrate.hpp): the base target's own text, its
+// The calibrated target's YAML (dpushard/perf/calibrate.hpp): the base target's own text, its
 // comments kept, with the fitted figures' lines replaced and the fit appended as comments.
 
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/calibrate.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/perf/calibrate.hpp"
 
 namespace dpushard {
 namespace {

@@ -1,8 +1,8 @@
-// The DPU's op rules (dpushard/dpu_rules.hpp): read from an oracle file's `ops`.
-#include "dpushard/dpu_rules.hpp"
+// The DPU's op rules (dpushard/perf/dpu_rules.hpp): read from an oracle file's `ops`.
+#include "dpushard/perf/dpu_rules.hpp"
 
 #include "builtin_targets.hpp"
-#include "dpushard/yaml_reader.hpp"
+#include "dpushard/yaml/yaml_reader.hpp"
 
 namespace dpushard {
 namespace {

@@ -5,9 +5,9 @@
 #include <numeric>
 #include <set>
 
-#include "dpushard/attr.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/window.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/attr.hpp"
+#include "dpushard/graph/window.hpp"
 
 namespace dpushard::perf {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "dpushard/graph.hpp"
-#include "dpushard/perf.hpp"
+#include "dpushard/graph/graph.hpp"
+#include "dpushard/perf/perf.hpp"
 
 namespace dpushard::perf {
 

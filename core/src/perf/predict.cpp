@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "boundary.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/perf.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/perf/perf.hpp"
 #include "op_shape.hpp"
 #include "subgraphs.hpp"
 

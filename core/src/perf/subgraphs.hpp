@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "dpushard/graph.hpp"
+#include "dpushard/graph/graph.hpp"
 
 namespace dpushard::perf {
 

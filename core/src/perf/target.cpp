@@ -5,17 +5,17 @@
 #include <string>
 
 #include "builtin_targets.hpp"
-#include "dpushard/dpu_rules.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/yaml_reader.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/perf/dpu_rules.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/yaml/yaml_reader.hpp"
 
 namespace dpushard {
 namespace {
 
 constexpr double kBig = 1e12;
 
-// The timing model's placement limits, from the DPU's op rules (dpushard/dpu_rules.hpp): the
+// The timing model's placement limits, from the DPU's op rules (dpushard/perf/dpu_rules.hpp): the
 // conv's kernel, stride, kernel-channel budget and output channels apply to every conv and
 // pool, the leaky-relu's slope, and the op types the rules put on the CPU.
 void set_limits(Target& t, const DpuRules& rules) {

@@ -1,14 +1,14 @@
 // Fragment files: the recorded hash, loading against the plan, the wire form.
-#include "dpushard/fragment_io.hpp"
+#include "dpushard/plan/fragment_io.hpp"
 
 #include <algorithm>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/builder.hpp"
-#include "dpushard/model_check.hpp"
-#include "dpushard/regular_file.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/regular_file.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/graph/model_check.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 
 namespace dpushard {
 

@@ -6,10 +6,10 @@
 #include <utility>
 #include <vector>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/fragment_io.hpp"
-#include "dpushard/local_run.hpp"
-#include "dpushard/plan_check.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/plan/fragment_io.hpp"
+#include "dpushard/plan/local_run.hpp"
+#include "dpushard/plan/plan_check.hpp"
 
 namespace dpushard {
 

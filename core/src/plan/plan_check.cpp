@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/plan_check.hpp"
-#include "dpushard/plan_memory.hpp"
-#include "dpushard/shape.hpp"
-#include "dpushard/strategy_table.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/plan/plan_check.hpp"
+#include "dpushard/plan/plan_memory.hpp"
+#include "dpushard/plan/strategy_table.hpp"
 
 namespace dpushard {
 namespace {

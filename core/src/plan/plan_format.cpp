@@ -1,7 +1,7 @@
-// The plan format's own helpers (dpushard/plan_format.hpp).
-#include "dpushard/plan_format.hpp"
+// The plan format's own helpers (dpushard/plan/plan_format.hpp).
+#include "dpushard/plan/plan_format.hpp"
 
-#include "dpushard/strategy_table.hpp"
+#include "dpushard/plan/strategy_table.hpp"
 
 namespace dpushard {
 

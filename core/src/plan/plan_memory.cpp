@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <map>
 
-#include "dpushard/plan_memory.hpp"
+#include "dpushard/plan/plan_memory.hpp"
 
 namespace dpushard {
 

@@ -1,12 +1,12 @@
-// plan.yaml, reading: strictly, with the one YAML reader (dpushard/yaml_reader.hpp), every
+// plan.yaml, reading: strictly, with the one YAML reader (dpushard/yaml/yaml_reader.hpp), every
 // field checked (docs/plan.md), then the plan as a whole (check_plan). Its writer is
 // plan_yaml_write.cpp.
-#include "dpushard/backend.hpp"  // parse_fingerprint
-#include "dpushard/plan_check.hpp"
-#include "dpushard/plan_yaml.hpp"
-#include "dpushard/regular_file.hpp"
-#include "dpushard/strategy_table.hpp"
-#include "dpushard/yaml_reader.hpp"
+#include "dpushard/base/regular_file.hpp"
+#include "dpushard/exec/backend.hpp"  // parse_fingerprint
+#include "dpushard/plan/plan_check.hpp"
+#include "dpushard/plan/plan_yaml.hpp"
+#include "dpushard/plan/strategy_table.hpp"
+#include "dpushard/yaml/yaml_reader.hpp"
 
 namespace dpushard {
 namespace {

@@ -4,10 +4,10 @@
 
 #include <charconv>
 
-#include "dpushard/atomic_file.hpp"
-#include "dpushard/backend.hpp"  // fingerprint_text
-#include "dpushard/plan_yaml.hpp"
-#include "dpushard/strategy_table.hpp"
+#include "dpushard/base/atomic_file.hpp"
+#include "dpushard/exec/backend.hpp"  // fingerprint_text
+#include "dpushard/plan/plan_yaml.hpp"
+#include "dpushard/plan/strategy_table.hpp"
 
 namespace dpushard {
 namespace {

@@ -1,9 +1,9 @@
-// The strategy table (dpushard/strategy_table.hpp). A new strategy is one row here plus its
+// The strategy table (dpushard/plan/strategy_table.hpp). A new strategy is one row here plus its
 // planner file in core/src/split (docs/extending.md).
 
-#include "dpushard/strategy_table.hpp"
+#include "dpushard/plan/strategy_table.hpp"
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard {
 

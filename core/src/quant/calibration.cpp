@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <random>
 
-#include "dpushard/error.hpp"
-#include "dpushard/quantize.hpp"
-#include "dpushard/shape.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/quant/quantize.hpp"
 
 namespace dpushard {
 CalibrationSet random_calibration(const Graph& graph, int count, std::uint64_t seed) {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "dpushard/quantize.hpp"
+#include "dpushard/quant/quantize.hpp"
 
 namespace dpushard {
 

@@ -1,8 +1,8 @@
-// Float tensors as .npy files, through the one .npy reader and writer (dpushard/npy.hpp).
+// Float tensors as .npy files, through the one .npy reader and writer (dpushard/base/npy.hpp).
 #include <cstring>
 
-#include "dpushard/npy.hpp"
-#include "dpushard/quantize.hpp"
+#include "dpushard/base/npy.hpp"
+#include "dpushard/quant/quantize.hpp"
 
 namespace dpushard {
 

@@ -5,10 +5,10 @@
 #include <numbers>
 #include <unordered_map>
 
-#include "dpushard/error.hpp"
-#include "dpushard/quantize.hpp"
-#include "dpushard/shape.hpp"
-#include "dpushard/window.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/graph/window.hpp"
+#include "dpushard/quant/quantize.hpp"
 #include "float_kernels.hpp"
 
 namespace dpushard {

@@ -8,11 +8,11 @@
 #include <set>
 #include <unordered_map>
 
-#include "dpushard/builder.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/quantize.hpp"
-#include "dpushard/shape.hpp"
-#include "dpushard/window.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/graph/window.hpp"
+#include "dpushard/quant/quantize.hpp"
 
 namespace dpushard {
 namespace {

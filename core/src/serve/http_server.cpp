@@ -24,8 +24,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "dpushard/error.hpp"
-#include "dpushard/serve.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/serve/serve.hpp"
 #include "oip_service.hpp"
 
 namespace dpushard {

@@ -1,12 +1,12 @@
 // The in-process executor: a pool of LocalPlanRunners, one frame each at a time.
 
-#include "dpushard/local_executor.hpp"
+#include "dpushard/serve/local_executor.hpp"
 
 #include <chrono>
 #include <mutex>
 #include <utility>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard {
 

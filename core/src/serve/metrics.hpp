@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/inference_executor.hpp"
+#include "dpushard/serve/inference_executor.hpp"
 
 namespace dpushard::serve {
 

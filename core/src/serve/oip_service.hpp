@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "dpushard/inference_executor.hpp"
+#include "dpushard/serve/inference_executor.hpp"
 #include "metrics.hpp"
 #include "request_queue.hpp"
 

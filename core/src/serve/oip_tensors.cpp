@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "dpushard/numerics.hpp"
+#include "dpushard/graph/numerics.hpp"
 
 namespace dpushard::serve {
 

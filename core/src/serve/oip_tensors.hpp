@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dpushard/inference_executor.hpp"
-#include "dpushard/tensor.hpp"
+#include "dpushard/graph/tensor.hpp"
+#include "dpushard/serve/inference_executor.hpp"
 
 namespace dpushard::serve {
 

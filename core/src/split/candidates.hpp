@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/split.hpp"
+#include "dpushard/split/split.hpp"
 #include "partition.hpp"
 #include "strategies.hpp"
 

@@ -1,6 +1,6 @@
-// A compiled fragment against its plan (dpushard/compiled_check.hpp).
+// A compiled fragment against its plan (dpushard/split/compiled_check.hpp).
 
-#include "dpushard/compiled_check.hpp"
+#include "dpushard/split/compiled_check.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -9,12 +9,12 @@
 #include <optional>
 #include <set>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/fragment_io.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/shape.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/plan/fragment_io.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 
 namespace dpushard {
 namespace {

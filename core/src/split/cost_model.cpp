@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "dpushard/cost.hpp"
-#include "dpushard/split.hpp"
+#include "dpushard/graph/cost.hpp"
+#include "dpushard/split/split.hpp"
 
 namespace dpushard {
 namespace {

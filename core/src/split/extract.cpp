@@ -1,11 +1,11 @@
 #include "extract.hpp"
 
-#include "dpushard/preprocessing.hpp"
+#include "dpushard/graph/preprocessing.hpp"
 
 #include <algorithm>
 #include <unordered_set>
 
-#include "dpushard/backend.hpp"
+#include "dpushard/exec/backend.hpp"
 
 namespace dpushard::split {
 namespace {

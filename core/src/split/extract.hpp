@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "dpushard/graph.hpp"
-#include "dpushard/plan_format.hpp"
+#include "dpushard/graph/graph.hpp"
+#include "dpushard/plan/plan_format.hpp"
 #include "partition.hpp"
 
 namespace dpushard::split {

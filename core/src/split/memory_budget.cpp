@@ -1,11 +1,11 @@
 // A fragment's memory need on its board (docs/splitting.md, "Memory budgets"): shapes only,
 // so fragments extracted without weights and models written without them are priced alike.
-#include "dpushard/memory_budget.hpp"
+#include "dpushard/split/memory_budget.hpp"
 
 #include <algorithm>
 #include <unordered_map>
 
-#include "dpushard/cost.hpp"
+#include "dpushard/graph/cost.hpp"
 
 namespace dpushard {
 

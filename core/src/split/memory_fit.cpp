@@ -1,6 +1,6 @@
 #include "memory_fit.hpp"
 
-#include "dpushard/memory_budget.hpp"
+#include "dpushard/split/memory_budget.hpp"
 
 namespace dpushard::split {
 

@@ -1,4 +1,4 @@
-#include "dpushard/split.hpp"
+#include "dpushard/split/split.hpp"
 
 namespace dpushard {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "dpushard/split.hpp"
+#include "dpushard/split/split.hpp"
 
 namespace dpushard {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "dpushard/graph.hpp"
+#include "dpushard/graph/graph.hpp"
 
 namespace dpushard::split {
 

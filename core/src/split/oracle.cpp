@@ -1,12 +1,12 @@
 // Where the DPU compiler places ops, by the oracle's rules (see oracle.hpp).
-#include "dpushard/oracle.hpp"
+#include "dpushard/split/oracle.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
 
-#include "dpushard/window.hpp"
+#include "dpushard/graph/window.hpp"
 #include "op_classes.hpp"
 
 namespace dpushard {

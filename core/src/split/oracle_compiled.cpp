@@ -3,7 +3,7 @@
 #include <functional>
 #include <set>
 
-#include "dpushard/oracle_learn.hpp"
+#include "dpushard/split/oracle_learn.hpp"
 
 namespace dpushard {
 namespace {

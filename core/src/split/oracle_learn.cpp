@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "dpushard/atomic_file.hpp"
-#include "dpushard/oracle_learn.hpp"
+#include "dpushard/base/atomic_file.hpp"
+#include "dpushard/split/oracle_learn.hpp"
 
 namespace dpushard {
 namespace {

@@ -1,9 +1,9 @@
 // Reading oracle files (schema in docs/splitting.md) with the one YAML reader; the op rules
-// are perf's (dpushard/dpu_rules.hpp), so the timing model reads the same facts.
-#include "dpushard/dpu_rules.hpp"
-#include "dpushard/oracle.hpp"
-#include "dpushard/regular_file.hpp"
-#include "dpushard/yaml_reader.hpp"
+// are perf's (dpushard/perf/dpu_rules.hpp), so the timing model reads the same facts.
+#include "dpushard/base/regular_file.hpp"
+#include "dpushard/perf/dpu_rules.hpp"
+#include "dpushard/split/oracle.hpp"
+#include "dpushard/yaml/yaml_reader.hpp"
 
 namespace dpushard {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "dpushard/builder.hpp"
+#include "dpushard/graph/builder.hpp"
 #include "op_classes.hpp"
 
 namespace dpushard::split {

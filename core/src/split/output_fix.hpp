@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/graph.hpp"
-#include "dpushard/plan_format.hpp"
+#include "dpushard/graph/graph.hpp"
+#include "dpushard/plan/plan_format.hpp"
 
 namespace dpushard::split {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/plan_format.hpp"
-#include "dpushard/split.hpp"
+#include "dpushard/plan/plan_format.hpp"
+#include "dpushard/split/split.hpp"
 #include "unit_graph.hpp"
 
 namespace dpushard::split {

@@ -6,12 +6,12 @@
 #include <string>
 
 #include "candidates.hpp"
-#include "dpushard/cost.hpp"
-#include "dpushard/memory_budget.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/plan_check.hpp"
-#include "dpushard/shape.hpp"
-#include "dpushard/split.hpp"
+#include "dpushard/graph/cost.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/plan/plan_check.hpp"
+#include "dpushard/split/memory_budget.hpp"
+#include "dpushard/split/split.hpp"
 #include "extract.hpp"
 #include "memory_fit.hpp"
 #include "output_fix.hpp"

@@ -1,10 +1,10 @@
-// The KV260 timing model (dpushard/perf.hpp) as the planner's cost model: fragments priced
+// The KV260 timing model (dpushard/perf/perf.hpp) as the planner's cost model: fragments priced
 // as a whole by predict(), ops by time_op() for the strategies' unit-level search, and the
 // boundary tensors' transfers at the link speed.
 #include <algorithm>
 
-#include "dpushard/perf.hpp"
-#include "dpushard/split.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/split/split.hpp"
 
 namespace dpushard {
 namespace {

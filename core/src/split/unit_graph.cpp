@@ -6,7 +6,7 @@
 #include <numeric>
 #include <queue>
 
-#include "dpushard/cost.hpp"
+#include "dpushard/graph/cost.hpp"
 
 namespace dpushard::split {
 namespace {

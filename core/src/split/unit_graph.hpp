@@ -11,9 +11,9 @@
 #include <optional>
 #include <vector>
 
-#include "dpushard/graph.hpp"
-#include "dpushard/oracle.hpp"
-#include "dpushard/split.hpp"
+#include "dpushard/graph/graph.hpp"
+#include "dpushard/split/oracle.hpp"
+#include "dpushard/split/split.hpp"
 #include "op_classes.hpp"
 
 namespace dpushard::split {

@@ -2,10 +2,10 @@
 // ours wrote there is replaced or removed; a folder holding anything else is refused.
 #include <set>
 
-#include "dpushard/plan_yaml.hpp"
-#include "dpushard/sha256.hpp"
-#include "dpushard/split.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/sha256.hpp"
+#include "dpushard/plan/plan_yaml.hpp"
+#include "dpushard/split/split.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 
 namespace dpushard {
 namespace {

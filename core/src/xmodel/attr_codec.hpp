@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "dpushard/attr.hpp"
+#include "dpushard/graph/attr.hpp"
 #include "xmodel.pb.h"
 
 namespace dpushard::xmodel {

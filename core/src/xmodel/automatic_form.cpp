@@ -5,8 +5,8 @@
 #include <map>
 #include <utility>
 
-#include "dpushard/attr.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/attr.hpp"
 
 namespace dpushard::xmodel {
 namespace {

@@ -2,7 +2,7 @@
 // Conversion of ops, tensors and subgraphs between the IR (graph.hpp) and the schema's
 // messages. Errors name the op or subgraph; the reader and writer add the file.
 
-#include "dpushard/graph.hpp"
+#include "dpushard/graph/graph.hpp"
 #include "xmodel.pb.h"
 
 namespace dpushard::xmodel {

@@ -1,6 +1,6 @@
 // lower_compiled.hpp: compiled `*-fix` ops to the `_int` ops the ref backend runs.
 
-#include "dpushard/lower_compiled.hpp"
+#include "dpushard/xmodel/lower_compiled.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/attr.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/lower_float_ops.hpp"
-#include "dpushard/shape.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/attr.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/xmodel/lower_float_ops.hpp"
 
 namespace dpushard {
 namespace {

@@ -1,6 +1,6 @@
 // lower_float_ops.hpp: XIR's float CPU ops to `_int` ops.
 
-#include "dpushard/lower_float_ops.hpp"
+#include "dpushard/xmodel/lower_float_ops.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/attr.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/numerics.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/attr.hpp"
+#include "dpushard/graph/numerics.hpp"
 
 namespace dpushard {
 namespace {

@@ -14,8 +14,8 @@
 #include <utility>
 
 #include "attr_codec.hpp"
-#include "dpushard/regular_file.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/regular_file.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "graph_codec.hpp"
 #include "structure.hpp"
 #include "xmodel.pb.h"

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "dpushard/graph.hpp"
+#include "dpushard/graph/graph.hpp"
 
 namespace dpushard::xmodel {
 

@@ -11,8 +11,8 @@
 #include <limits>
 
 #include "attr_codec.hpp"
-#include "dpushard/atomic_file.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/atomic_file.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "graph_codec.hpp"
 #include "structure.hpp"
 #include "xmodel.pb.h"

@@ -1,14 +1,14 @@
-// The one strict YAML reader (dpushard/yaml_reader.hpp): locations, paths, checked keys,
+// The one strict YAML reader (dpushard/yaml/yaml_reader.hpp): locations, paths, checked keys,
 // typed scalars.
-#include "dpushard/yaml_reader.hpp"
+#include "dpushard/yaml/yaml_reader.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <set>
 
-#include "dpushard/error.hpp"
-#include "dpushard/regular_file.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/base/regular_file.hpp"
 
 namespace dpushard::yaml {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/zoo.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "family.hpp"
 #include "model_builder.hpp"
 #include "size_solver.hpp"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 #include "family.hpp"
 
 namespace dpushard {

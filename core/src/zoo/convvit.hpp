@@ -7,8 +7,8 @@
 #include <functional>
 #include <string>
 
-#include "dpushard/graph.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/graph/graph.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "model_builder.hpp"
 #include "size_solver.hpp"
 

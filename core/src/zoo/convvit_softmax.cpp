@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "convvit.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "family.hpp"
 #include "model_builder.hpp"
 #include "moments.hpp"

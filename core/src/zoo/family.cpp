@@ -1,6 +1,6 @@
 #include "family.hpp"
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::zoo {
 namespace {

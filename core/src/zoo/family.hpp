@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "dpushard/zoo.hpp"
+#include "dpushard/zoo/zoo.hpp"
 #include "model_builder.hpp"
 
 namespace dpushard::zoo {

@@ -1,12 +1,12 @@
 // The micro-model suite (micro.hpp): one compiler-relevant pattern per model, each shaped
 // as a fragment (data -> fix inputs, the pattern, an output with or without its fix).
-#include "dpushard/micro.hpp"
+#include "dpushard/zoo/micro.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 
-#include "dpushard/builder.hpp"
+#include "dpushard/graph/builder.hpp"
 #include "weights.hpp"
 
 namespace dpushard {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <utility>
 
-#include "dpushard/error.hpp"
-#include "dpushard/shape.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/shape.hpp"
 #include "weights.hpp"
 
 namespace dpushard::zoo {

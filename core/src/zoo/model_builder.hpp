@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/builder.hpp"
-#include "dpushard/graph.hpp"
+#include "dpushard/graph/builder.hpp"
+#include "dpushard/graph/graph.hpp"
 #include "moments.hpp"
 
 namespace dpushard::zoo {

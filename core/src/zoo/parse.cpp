@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "dpushard/error.hpp"
-#include "dpushard/zoo.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/zoo/zoo.hpp"
 
 namespace dpushard {
 namespace {

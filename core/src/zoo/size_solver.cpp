@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <limits>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::zoo {
 namespace {

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "dpushard/backend.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/exec/backend.hpp"
 
 namespace dpushard::testing {
 namespace {

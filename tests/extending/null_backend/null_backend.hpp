@@ -5,7 +5,7 @@
 
 namespace dpushard::testing {
 
-// Adds "null" to the backend registry (dpushard/backend.hpp). Idempotent.
+// Adds "null" to the backend registry (dpushard/exec/backend.hpp). Idempotent.
 void register_null_backend();
 
 }  // namespace dpushard::testing

@@ -28,10 +28,10 @@
 #include <thread>
 
 #include "dpu_query.hpp"
-#include "dpushard/backend.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/lower_compiled.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/exec/backend.hpp"
+#include "dpushard/xmodel/lower_compiled.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 
 namespace dpushard::vart_double {
 namespace {

@@ -31,8 +31,8 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/graph.hpp"
-#include "dpushard/perf.hpp"
+#include "dpushard/graph/graph.hpp"
+#include "dpushard/perf/perf.hpp"
 
 namespace dpushard::vart_double {
 

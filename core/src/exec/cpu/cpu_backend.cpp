@@ -1,7 +1,7 @@
 // The `cpu` backend: the shared lowering with ref's kernels, the heavy ones swapped for
 // oneDNN (conv, matmul) and vectorised (add, maxpool) kernels where they apply.
 
-#include "dpushard/cpu_backend.hpp"
+#include "dpushard/exec/cpu_backend.hpp"
 
 #include <omp.h>
 
@@ -12,7 +12,7 @@
 #include "../ref/kernels.hpp"
 #include "cpu_description.hpp"
 #include "dnnl_kernels.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard {
 
@@ -50,7 +50,7 @@ class CpuBackend final : public Backend {
 
   void load(const Graph& graph) override {
     omp_set_num_threads(threads_);
-    plan_ = lowering::lower_graph(graph, cpu_kernel_set());
+    program_ = lowering::lower_graph(graph, cpu_kernel_set());
     loaded_ = true;
   }
 
@@ -58,12 +58,12 @@ class CpuBackend final : public Backend {
     if (!loaded_) throw Error("cpu: run() before load()");
     // OpenMP's thread count is per calling thread: set it for whichever thread runs us.
     omp_set_num_threads(threads_);
-    return lowering::run_plan(plan_, inputs, "cpu");
+    return lowering::run_program(program_, inputs, "cpu");
   }
 
  private:
   int threads_;
-  lowering::Plan plan_;
+  lowering::Program program_;
   bool loaded_ = false;
 };
 

@@ -4,7 +4,7 @@
 // aarch64 board binary) still knows the name in cluster.yaml (a worker elsewhere may have it)
 // and says how to build it; register_cpu_backend() adds the factory.
 
-#include "dpushard/backend.hpp"
+#include "dpushard/exec/backend.hpp"
 
 namespace dpushard {
 

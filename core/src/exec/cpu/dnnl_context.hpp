@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "../lowering/plan.hpp"
+#include "../lowering/program.hpp"
 #include "requantizer.hpp"
 
 namespace dpushard::cpu {

@@ -9,8 +9,8 @@
 
 #include "dnnl_context.hpp"
 #include "dnnl_kernels.hpp"
-#include "dpushard/attr.hpp"
-#include "dpushard/window.hpp"
+#include "dpushard/graph/attr.hpp"
+#include "dpushard/graph/window.hpp"
 #include "exact_sums.hpp"
 #include "fused_epilogue.hpp"
 

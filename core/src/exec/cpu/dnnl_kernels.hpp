@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "../lowering/plan.hpp"
+#include "../lowering/program.hpp"
 
 namespace dpushard::cpu {
 

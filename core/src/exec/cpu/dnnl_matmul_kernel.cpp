@@ -8,7 +8,7 @@
 
 #include "dnnl_context.hpp"
 #include "dnnl_kernels.hpp"
-#include "dpushard/attr.hpp"
+#include "dpushard/graph/attr.hpp"
 #include "exact_sums.hpp"
 #include "fused_epilogue.hpp"
 

@@ -16,7 +16,7 @@
 #include "../lowering/epilogue.hpp"
 #include "../lowering/pool_geometry.hpp"
 #include "dnnl_kernels.hpp"
-#include "dpushard/attr.hpp"
+#include "dpushard/graph/attr.hpp"
 #include "requantizer.hpp"
 
 namespace dpushard::cpu {

@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-#include "../lowering/plan.hpp"
+#include "../lowering/program.hpp"
 
 namespace dpushard::cpu {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "../lowering/epilogue.hpp"
-#include "../lowering/plan.hpp"
+#include "../lowering/program.hpp"
 
 namespace dpushard::cpu {
 

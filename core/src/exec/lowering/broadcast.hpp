@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "plan.hpp"
+#include "program.hpp"
 
 namespace dpushard::lowering {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "dpushard/attr.hpp"
+#include "dpushard/graph/attr.hpp"
 
 namespace dpushard::lowering {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "float_math.hpp"
-#include "plan.hpp"
+#include "program.hpp"
 
 namespace dpushard::lowering {
 

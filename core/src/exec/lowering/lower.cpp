@@ -5,16 +5,16 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "dpushard/attr.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/shape.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/attr.hpp"
+#include "dpushard/graph/shape.hpp"
 #include "float_math.hpp"
 
 namespace dpushard::lowering {
 
 namespace {
 
-// Every op type the planner lowers; anything else is reported before lowering starts.
+// Every op type the lowering handles; anything else is reported before lowering starts.
 bool supported_type(std::string_view type) {
   static const std::unordered_set<std::string_view> kTypes = {
       "data",         "const",         "fix",       "conv2d",     "depthwise-conv2d",
@@ -35,7 +35,7 @@ class Planner final : public Lowering {
  public:
   Planner(const Graph& graph, const KernelSet& kernels) : Lowering(graph), kernels_(kernels) {}
 
-  Plan run() {
+  Program run() {
     const Graph& g = graph();
     if (is_compiled(g))
       throw Error("ref: graph '" + g.name() +
@@ -52,15 +52,15 @@ class Planner final : public Lowering {
     for (const Op* input : g.inputs()) {
       auto it = input_slots_.find(input->name);
       if (it == input_slots_.end()) fail(*input, "has no fix op after it");
-      plan_.inputs.push_back(it->second);
+      program_.inputs.push_back(it->second);
     }
     for (const Op* output : g.outputs()) {
       auto it = fixed_.find(output->name);
       if (it == fixed_.end())
         fail(*output, "is a graph output without a fix op; the ref backend outputs int8 tensors");
-      plan_.outputs.push_back(it->second);
+      program_.outputs.push_back(it->second);
     }
-    return std::move(plan_);
+    return std::move(program_);
   }
 
   SlotId fixed(const Op& consumer, std::string_view producer) const override {
@@ -77,7 +77,7 @@ class Planner final : public Lowering {
     return const_values(*op);
   }
 
-  const QTensor& slot(SlotId id) const override { return plan_.slots.at(id); }
+  const QTensor& slot(SlotId id) const override { return program_.slots.at(id); }
 
  private:
   SlotId new_slot(const std::string& name, std::vector<std::int64_t> shape, int fix_point) {
@@ -85,8 +85,8 @@ class Planner final : public Lowering {
       if (dim < 0) throw Error("ref: op '" + name + "' has a negative dimension");
     QTensor t{name, std::move(shape), fix_point, {}};
     t.data.assign(static_cast<std::size_t>(t.element_count()), 0);
-    plan_.slots.push_back(std::move(t));
-    return plan_.slots.size() - 1;
+    program_.slots.push_back(std::move(t));
+    return program_.slots.size() - 1;
   }
 
   // The single consumer of `op`, which must be `expected`: a float value between a
@@ -174,7 +174,7 @@ class Planner final : public Lowering {
     std::vector<SlotId> in;
     for (std::size_t i = 0; i < inputs.size(); ++i) in.push_back(arg_slot(op, "input", i));
     if (op.type != "stack" && in.size() != 1) fail(op, "needs exactly one input");
-    const SlotId out = new_slot(op.name, op.output.shape, plan_.slots[in.front()].fix_point);
+    const SlotId out = new_slot(op.name, op.output.shape, program_.slots[in.front()].fix_point);
     fixed_[op.name] = out;
     add(op.type == "stack" ? kernels_.stack(op, in, out, *this)
                            : kernels_.layout(op, in.front(), out, *this));
@@ -184,7 +184,7 @@ class Planner final : public Lowering {
   // q * 2^-fix_point as float32); anything else means the file is not quantized.
   void quantize_const(const Op& constant, const Op& fix, SlotId out) {
     const std::vector<float> values = const_values(constant);
-    QTensor& t = plan_.slots[out];
+    QTensor& t = program_.slots[out];
     if (values.size() != t.data.size())
       fail(fix, "shape " + shape_text(t.shape) + " differs from const '" + constant.name +
                     "' with " + std::to_string(values.size()) + " values");
@@ -200,19 +200,19 @@ class Planner final : public Lowering {
 
   void add(std::unique_ptr<Kernel> kernel) {
     if (!kernel) throw Error("internal: a kernel factory returned no kernel");
-    plan_.kernels.push_back(std::move(kernel));
+    program_.kernels.push_back(std::move(kernel));
   }
 
   const KernelSet& kernels_;
 
-  Plan plan_;
+  Program program_;
   std::unordered_map<std::string, SlotId> fixed_;        // op name -> its int8 value
   std::unordered_map<std::string, SlotId> input_slots_;  // data op name -> its fix's slot
 };
 
 }  // namespace
 
-Plan lower_graph(const Graph& graph, const KernelSet& kernels) {
+Program lower_graph(const Graph& graph, const KernelSet& kernels) {
   if (!kernels.conv || !kernels.matmul || !kernels.add || !kernels.mul || !kernels.maxpool ||
       !kernels.avgpool || !kernels.concat || !kernels.softmax || !kernels.layernorm ||
       !kernels.elementwise || !kernels.layout || !kernels.stack)

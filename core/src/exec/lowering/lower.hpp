@@ -1,5 +1,5 @@
 #pragma once
-// Lowers an `_int` graph into an execution plan, as the DPU compiler does: each fix op
+// Lowers an `_int` graph into an execution program, as the DPU compiler does: each fix op
 // closes a chain `producer [-> activation] -> fix` that becomes one integer kernel; weights
 // (const -> fix) are quantized to int8 once here. Which kernel runs a chain is the
 // backend's choice: it hands the lowering a complete KernelSet (ref's kernels, or cpu's
@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "plan.hpp"
+#include "program.hpp"
 
 namespace dpushard::lowering {
 
@@ -36,6 +36,6 @@ struct KernelSet {
 };
 
 // Throws dpushard::Error naming the op no kernel of `kernels` can run.
-Plan lower_graph(const Graph& graph, const KernelSet& kernels);
+Program lower_graph(const Graph& graph, const KernelSet& kernels);
 
 }  // namespace dpushard::lowering

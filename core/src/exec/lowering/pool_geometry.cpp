@@ -1,7 +1,7 @@
 #include "pool_geometry.hpp"
 
-#include "dpushard/shape.hpp"
-#include "dpushard/window.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/graph/window.hpp"
 
 namespace dpushard::lowering {
 

@@ -1,12 +1,12 @@
 #pragma once
 // The geometry of a maxpool2d or avgpool2d chain over NHWC int8 tensors: its window (from
-// the one window decoder, dpushard/window.hpp) placed on the input and checked against the
+// the one window decoder, dpushard/graph/window.hpp) placed on the input and checked against the
 // output's shape. Every backend's pool kernel reads it from here, so all of them accept
 // and refuse the same pools with the same one-line errors.
 
 #include <cstdint>
 
-#include "plan.hpp"
+#include "program.hpp"
 
 namespace dpushard::lowering {
 

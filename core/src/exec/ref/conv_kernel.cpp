@@ -7,8 +7,8 @@
 #include <string>
 
 #include "../lowering/epilogue.hpp"
-#include "dpushard/attr.hpp"
-#include "dpushard/window.hpp"
+#include "dpushard/graph/attr.hpp"
+#include "dpushard/graph/window.hpp"
 #include "kernels.hpp"
 
 namespace dpushard::ref {

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <string>
 
-#include "dpushard/attr.hpp"
+#include "dpushard/graph/attr.hpp"
 #include "kernels.hpp"
 
 namespace dpushard::ref {

@@ -8,7 +8,7 @@
 
 #include "../lowering/epilogue.hpp"
 #include "../lowering/lower.hpp"
-#include "../lowering/plan.hpp"
+#include "../lowering/program.hpp"
 
 namespace dpushard::ref {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "../lowering/epilogue.hpp"
-#include "dpushard/attr.hpp"
+#include "dpushard/graph/attr.hpp"
 #include "kernels.hpp"
 
 namespace dpushard::ref {

@@ -14,8 +14,8 @@
 
 #include "../lowering/epilogue.hpp"
 #include "../lowering/pool_geometry.hpp"
-#include "dpushard/attr.hpp"
-#include "dpushard/window.hpp"
+#include "dpushard/graph/attr.hpp"
+#include "dpushard/graph/window.hpp"
 #include "kernels.hpp"
 
 namespace dpushard::ref {

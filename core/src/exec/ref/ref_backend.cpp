@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 #include "kernels.hpp"
 
 namespace dpushard {
@@ -15,17 +15,17 @@ class RefBackend final : public Backend {
   std::string_view name() const override { return "ref"; }
 
   void load(const Graph& graph) override {
-    plan_ = lowering::lower_graph(graph, ref::kernel_set());
+    program_ = lowering::lower_graph(graph, ref::kernel_set());
     loaded_ = true;
   }
 
   std::vector<QTensor> run(const std::vector<QTensor>& inputs) override {
     if (!loaded_) throw Error("ref: run() before load()");
-    return lowering::run_plan(plan_, inputs, "ref");
+    return lowering::run_program(program_, inputs, "ref");
   }
 
  private:
-  lowering::Plan plan_;
+  lowering::Program program_;
   bool loaded_ = false;
 };
 

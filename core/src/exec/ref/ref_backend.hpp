@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "dpushard/backend.hpp"
+#include "dpushard/exec/backend.hpp"
 
 namespace dpushard {
 

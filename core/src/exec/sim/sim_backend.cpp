@@ -1,7 +1,7 @@
-// The `sim` backend: frames take the timing model's time (see dpushard/sim_backend.hpp for
+// The `sim` backend: frames take the timing model's time (see dpushard/exec/sim_backend.hpp for
 // how concurrent frames share the modeled DPU cores, A53 cores and network thread).
 
-#include "dpushard/sim_backend.hpp"
+#include "dpushard/exec/sim_backend.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard {
 namespace {

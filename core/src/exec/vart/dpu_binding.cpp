@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::vart_detail {
 namespace {

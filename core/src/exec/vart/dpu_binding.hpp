@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "dpushard/graph.hpp"
+#include "dpushard/graph/graph.hpp"
 
 namespace dpushard::vart_detail {
 

@@ -21,10 +21,10 @@
 
 #include "dpu_log.hpp"
 #include "dpu_spawn.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/perf.hpp"
-#include "dpushard/shape.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/perf/perf.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 
 namespace dpushard::vart_detail {
 namespace {

@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "dpu_binding.hpp"
-#include "dpushard/backend.hpp"
+#include "dpushard/exec/backend.hpp"
 
 namespace dpushard::vart_detail {
 

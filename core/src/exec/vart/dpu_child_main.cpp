@@ -32,9 +32,9 @@
 
 #include "dpu_binding.hpp"
 #include "dpu_child.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/vart_backend.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/exec/vart_backend.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 
 namespace dpushard {
 namespace {

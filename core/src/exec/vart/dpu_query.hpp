@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "dpushard/backend.hpp"
+#include "dpushard/exec/backend.hpp"
 
 namespace dpushard::vart_detail {
 

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "dpu_query.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard::vart_detail {
 

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 extern char** environ;
 

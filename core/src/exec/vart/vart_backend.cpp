@@ -1,4 +1,4 @@
-// The `vart` backend: compiled fragments on the DPU through VART (dpushard/vart_backend.hpp,
+// The `vart` backend: compiled fragments on the DPU through VART (dpushard/exec/vart_backend.hpp,
 // docs/vart.md). No DPU runs in this repository's CI: tests/vart compiles this file against
 // the real VART/XIR headers (3.5 and 3.0) and runs it on a link-time double of VART.
 //
@@ -7,7 +7,7 @@
 // outputs are copied back. A runner serves one caller at a time; load() opens
 // BackendOptions::threads of them.
 
-#include "dpushard/vart_backend.hpp"
+#include "dpushard/exec/vart_backend.hpp"
 
 #include <algorithm>
 #include <condition_variable>
@@ -30,9 +30,9 @@
 #include "dpu_binding.hpp"
 #include "dpu_child.hpp"
 #include "dpu_query.hpp"
-#include "dpushard/error.hpp"
-#include "dpushard/shape.hpp"
-#include "dpushard/xmodel.hpp"
+#include "dpushard/base/error.hpp"
+#include "dpushard/graph/shape.hpp"
+#include "dpushard/xmodel/xmodel.hpp"
 #include "host_tensor_buffer.hpp"
 #include "vart_description.hpp"
 

@@ -4,7 +4,7 @@
 
 #include "dpu_binding.hpp"
 #include "dpu_child.hpp"
-#include "dpushard/error.hpp"
+#include "dpushard/base/error.hpp"
 
 namespace dpushard {
 

@@ -4,7 +4,7 @@
 // program without VART still knows the name in cluster.yaml and in results from a board, and
 // says how to build it; register_vart_backend() adds the factory and the device probe.
 
-#include "dpushard/backend.hpp"
+#include "dpushard/exec/backend.hpp"
 
 namespace dpushard {
 
