@@ -5,18 +5,19 @@
 
 Reads the "## Break-even model size" section of each report.md (`dpushard report`), every
 table under its "### <family>: throughput ..." and "### <family>: latency ..." headings,
-and compares each cell's answer: the size and its marks (`≤`, `>`, the range `≈ A–B (noise)`,
-"not possible", "not swept", "—"). The speedup in brackets after a firm size (`10M (1.18×)`)
+and compares each cell's answer: the size and its marks (`≤`, `>`, the ranges `≈ A–B (noise)`,
+`≈ ≥ S (noise)` and `≈ any size (noise)`, "no gain", "not possible", "not swept", "—"). The speedup in brackets after a firm size (`10M (1.18×)`)
 and the footnote numbers (`¹`) are left out: they differ between any two runs, the answer
 need not.
 
 Two cells are identical when their answers read the same, and consistent when the ranges
 they state overlap: a firm answer is a range of one size (`5M`; `≤ 1M`: at or below the
 smallest size; `> 200M`: beyond the largest), a noisy one the range `≈ A–B (noise)` from A to
-B (a report from before the ranges, `≈ S (noise)`, reads as S alone). `≈ 2M–5M (noise)` is
+B, `≈ ≥ S (noise)` from S to beyond it (S–> S), `≈ any size (noise)` every size and beyond
+(a report from before the ranges, `≈ S (noise)`, reads as S alone). `≈ 2M–5M (noise)` is
 consistent with `5M` and with `≈ ≤ 1M–2M (noise)`, not with `10M` or `≤ 1M`. A cell that is
-not a size ("not possible", "not swept", "—") is consistent only with the same text, and a
-cell present in one report only with nothing.
+not a size ("no gain", "not possible", "not swept", "—") is consistent only with the same
+text, and a cell present in one report only with nothing.
 
 Prints each cell that is not identical, marked consistent or INCONSISTENT, and a last line
 "I of M cells identical, C of M consistent". Exit 0 when every cell is consistent (with
@@ -35,6 +36,7 @@ SPEEDUP = re.compile(r"\s*\([^()]*×[^()]*\)")
 SIZE = re.compile(r"(\d+(?:\.\d+)?)([KMG]?)")
 SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
 NOISE = " (noise)"
+ANY_SIZE = "any size"
 
 
 def answer(cell):
@@ -49,7 +51,7 @@ def end_interval(text):
     (x, 1) sorts just above x: "> 200M" starts beyond 200M and "200M" does not reach it."""
     text = text.strip()
     mark = ""
-    for m in ("≤", ">"):
+    for m in ("≤", "≥", ">"):
         if text.startswith(m):
             mark, text = m, text[len(m):].strip()
     match = SIZE.fullmatch(text)
@@ -60,6 +62,8 @@ def end_interval(text):
         return (0.0, 0), (x, 0)
     if mark == ">":
         return (x, 1), (math.inf, 0)
+    if mark == "≥":
+        return (x, 0), (math.inf, 0)
     return (x, 0), (x, 0)
 
 
@@ -67,8 +71,10 @@ def size_range(ans):
     """The range an answer states, as (lowest key, highest key), or None (not a size)."""
     if ans.startswith("≈") and ans.endswith(NOISE):
         body = ans[1:-len(NOISE)].strip()
+        if body == ANY_SIZE:  # every size straddles: from below the smallest to beyond
+            return (0.0, 0), (math.inf, 0)
         ends = body.split("–")
-        if len(ends) == 1:  # the old "≈ S (noise)": S alone
+        if len(ends) == 1:  # "≥ S": S or beyond; the old "≈ S (noise)": S alone
             return end_interval(ends[0])
         if len(ends) != 2:
             return None

@@ -48,6 +48,8 @@ std::string kind_name(report::BreakEven::Kind kind) {
       return "never";
     case report::BreakEven::Kind::NotPossible:
       return "not_possible";
+    case report::BreakEven::Kind::NoGain:
+      return "no_gain";
     case report::BreakEven::Kind::NoData:
       break;
   }

@@ -105,6 +105,26 @@ with tempfile.TemporaryDirectory() as tmp:
           and doc["consistent"] == 4 and len(doc["differ"]) == 3
           and doc["differ"][0]["a"] == "5M" and doc["differ"][0]["b"] == "≈ 10M–20M (noise)"
           and doc["differ"][0]["consistent"] is False)
+    # "≈ ≥ S (noise)" is S or beyond: consistent with "> S" and S, not with a smaller size.
+    f = write(tmp, "f.md", a="≈ ≥ 200M (noise)²", b="≈ ≥ 200M (noise)", c="≈ ≥ 10M (noise)")
+    g = write(tmp, "g.md", a="200M (1.06×)", b="> 200M (0.95× at 200M)", c="5M (1.12×)")
+    code, out, err = run(f, g)
+    check(f"at least S: rc {code}, {out!r}",
+          code == 1 and out.endswith("4 of 7 cells identical, 6 of 7 consistent\n")
+          and "≈ ≥ 200M (noise)  vs  200M  (consistent)" in out
+          and "≈ ≥ 10M (noise)  vs  5M  (INCONSISTENT)" in out)
+    # "≈ any size (noise)" is every size and beyond: consistent with any size, "≤ S" and
+    # "> S"; "no gain" (a strategy that cannot gain) only with itself, whatever its note.
+    h = write(tmp, "h.md", a="≈ any size (noise)", b="≈ any size (noise)¹", c="no gain²")
+    i = write(tmp, "i.md", a="≤ 1M (1.60×)", b="> 200M (0.93× at 200M)", c="no gain³")
+    code, out, err = run(h, i)
+    check(f"any size, no gain: rc {code}, {out!r}",
+          code == 0 and out.endswith("5 of 7 cells identical, 7 of 7 consistent\n"))
+    j = write(tmp, "j.md", a="no gain¹", b="≈ any size (noise)", c="≈ any size (noise)")
+    code, out, err = run(h, j)
+    check(f"no gain against a size: rc {code}, {out!r}",
+          code == 1 and "≈ any size (noise)  vs  no gain  (INCONSISTENT)" in out
+          and "no gain  vs  ≈ any size (noise)  (INCONSISTENT)" in out)
     # Bad input: one line, exit 2.
     code, out, err = run(a, str(pathlib.Path(tmp) / "missing.md"))
     check(f"missing file: rc {code}, {err!r}", code == 2 and err.count("\n") == 1

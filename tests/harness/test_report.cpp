@@ -119,7 +119,8 @@ TEST(ReportAnalysis, BreakEvenNeedsTheSpeedupsWholeIntervalAboveOne) {
   const BreakEven never = report::break_even({&a, &b, &c, &d, &e}, &report::Row::speedup,
                                              &report::Row::speedup_lo, &report::Row::speedup_hi);
   EXPECT_EQ(never.kind, BreakEven::Kind::Never);
-  EXPECT_EQ(report::break_even_cell(never), "≈ ≤ 2M–> 50M (noise)");
+  // Every size straddles: the range spans them all, said short.
+  EXPECT_EQ(report::break_even_cell(never), "≈ any size (noise)");
   // Firm when no interval straddles: 1.20 [1.12, 1.28] at 10M after a loss at 5M.
   const report::Row lost = row_with("5M", 0.95, 0.90, 0.99);
   const BreakEven firm = report::break_even({&a, &lost, &c, &d}, &report::Row::speedup,
@@ -181,9 +182,9 @@ TEST(ReportAnalysis, ABreakEvenThatNoiseDecidesIsMarkedNotFlipped) {
   // A repetitions' interval wider than the margin widens the band: 1.20x [1.02, 1.38].
   const report::Row g = row_with("1M", 1.20, 1.02, 1.38);
   EXPECT_TRUE(with({&g, &e}, m).noisy);
-  // Never, noisy: the largest size reads 1.02x; the range runs from it to "> S".
+  // Never, noisy: only the largest size reads within the band (1.02x): that size or beyond.
   const report::Row h = row_with("2M", 1.02, 1.02, 1.02);
-  EXPECT_EQ(report::break_even_cell(with({&f, &h}, m)), "≈ 2M–> 2M (noise)");
+  EXPECT_EQ(report::break_even_cell(with({&f, &h}, m)), "≈ ≥ 2M (noise)");
 
   // In the report: the cell, its footnote naming the straddling size, and the rule stated.
   auto configs = testing::cnn_configs();
@@ -243,8 +244,17 @@ TEST(ReportAnalysis, ANoisyCellStatesTheRangeItsBreakEvenLiesIn) {
   const report::Row loss2 = row_with("2M", 0.90, 0, 0);
   be = with({&loss1, &loss2, &near5, &near10});
   EXPECT_EQ(report::break_even_answer(be), "≈ 5M–> 10M (noise)");
+  // The ranges with nothing firm in them: only the largest size straddles ("5M–> 5M": 5M
+  // or beyond), or every size does ("≤ 1M–> 2M"). The note's ends stay as they are.
+  be = with({&loss1, &loss2, &near5});
+  EXPECT_EQ(report::break_even_answer(be), "≈ ≥ 5M (noise)");
+  EXPECT_EQ(report::range_end_text(be, false), "5M");
+  EXPECT_EQ(report::range_end_text(be, true), "> 5M");
   be = with({&near1, &near2});
-  EXPECT_EQ(report::break_even_answer(be), "≈ ≤ 1M–> 2M (noise)");
+  EXPECT_EQ(report::break_even_answer(be), "≈ any size (noise)");
+  EXPECT_EQ(report::range_end_text(be, false), "≤ 1M");
+  be = with({&near10});
+  EXPECT_EQ(report::break_even_answer(be), "≈ any size (noise)");  // one size, straddling
   // Always is never noisy (nothing below the smallest size straddles), and firm cells keep
   // their form and speedup.
   be = with({&win1, &win2, &win5});
@@ -723,9 +733,18 @@ TEST(ReportAnalysis, ThroughputComesFromOfflineAndLatencyFromSingleStreamAlone) 
   const report::Row* e = fa.find("10M", 3, "experts");
   ASSERT_NE(e, nullptr);
   EXPECT_NEAR(e->latency_speedup, 1.6, 1e-9);
-  // Latency break-evens from SingleStream: replicate never beats one node on latency.
-  EXPECT_EQ(find(fa.latency_break_even, 3, "replicate").kind, BreakEven::Kind::Never);
+  // Latency break-evens from SingleStream: replicate (the data-parallel baseline) runs each
+  // frame whole on one node, so one frame alone cannot beat one node: no gain, by
+  // construction, whatever it read (1.00x here), not a range of sizes noise decides.
+  const BreakEven& rep = find(fa.latency_break_even, 3, "replicate");
+  EXPECT_EQ(rep.kind, BreakEven::Kind::NoGain);
+  EXPECT_FALSE(rep.noisy);
+  EXPECT_NEAR(rep.read_lo, 1.0, 1e-9);
+  EXPECT_NEAR(rep.read_hi, 1.0, 1e-9);
+  EXPECT_EQ(report::break_even_cell(rep), "no gain");
   EXPECT_EQ(find(fa.latency_break_even, 3, "experts").kind, BreakEven::Kind::Always);
+  // Its throughput is another matter: N copies do gain with frames in flight.
+  EXPECT_EQ(find(fa.throughput_break_even, 3, "replicate").kind, BreakEven::Kind::Always);
   // Throughput break-evens from Offline, as without scenarios.
   EXPECT_EQ(find(fa.throughput_break_even, 2, "experts").size.label, "5M");
 
@@ -738,6 +757,46 @@ TEST(ReportAnalysis, ThroughputComesFromOfflineAndLatencyFromSingleStreamAlone) 
   EXPECT_NE(text.find("### Latency (SingleStream)"), std::string::npos);
   EXPECT_NE(text.find("as many as the planner says"), std::string::npos);
   EXPECT_NE(text.find("| SingleStream p50 ms |"), std::string::npos);
+  // The latency table: every replicate cell "no gain" with the one note of its table, which
+  // says why and gives the speedups read; the rule's paragraph says so too.
+  const std::size_t latency = text.find("### cnn: latency, SingleStream");
+  const std::size_t table_end = text.find("\n## ", latency);
+  const std::string table = text.substr(latency, table_end - latency);
+  EXPECT_NE(table.find("| 2 | ≤ 2M (1.30×) | ≤ 2M (1.30×) | no gain¹ |"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("| 3 | ≤ 2M (1.60×) | ≤ 2M (1.60×) | no gain¹ |"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("¹ No gain: replicate runs each frame whole on one node, so with one "
+                       "frame in flight it is never faster than one node, at any size; its "
+                       "SingleStream speedups read 1.00×."),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("²"), std::string::npos) << table;  // one note for the table
+  EXPECT_NE(text.find("with one frame in flight (SingleStream) it cannot beat one node: **no "
+                      "gain**"),
+            std::string::npos);
+  // report --json-like answer, and the published section never names it as a break-even.
+  EXPECT_EQ(report::break_even_answer(rep), "no gain");
+  const std::string published = report::render_published_section(a, std::nullopt);
+  EXPECT_NE(published.find("latency (SingleStream p50) ≤ 2M (experts)"), std::string::npos)
+      << published;
+  EXPECT_EQ(published.find("no gain"), std::string::npos) << published;
+
+  // Only replicate swept: the published row says it gains nothing with one frame alone.
+  std::vector<testing::SyntheticConfig> only;
+  for (const auto& c : testing::cnn_configs())
+    if (c.nodes == 1 || c.strategy == "replicate") only.push_back(c);
+  const auto b =
+      report::analyze(parse(with_scenarios(testing::benchmark_json("cnn", only, "sim"))));
+  EXPECT_NE(report::render_published_section(b, std::nullopt)
+                .find("latency (SingleStream p50) no gain (replicate)"),
+            std::string::npos)
+      << report::render_published_section(b, std::nullopt);
+  // Without scenarios (latency under the throughput run's load, queueing included), copies
+  // may shorten the queue: no structural claim, the rule decides.
+  const auto c =
+      report::analyze(parse(testing::benchmark_json("cnn", testing::cnn_configs(), "sim")));
+  EXPECT_NE(find(c.families[0].latency_break_even, 3, "replicate").kind, BreakEven::Kind::NoGain);
 }
 
 TEST(ReportAnalysis, ServerIsTheHighestRateUnderItsBoundBesideOffline) {

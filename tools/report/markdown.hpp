@@ -19,8 +19,10 @@ std::string render_markdown(const RunResults& results, const Analysis& analysis,
                             const MarkdownOptions& options);
 
 // A break-even's answer without its speedup: "≤ 2M", "10M", "> 50M", "not possible", "—",
-// and where noise decides, the range it lies in: "≈ 2M–5M (noise)", "≈ ≤ 1M–5M (noise)",
-// "≈ 50M–> 200M (noise)" (a firm answer is a range of one size).
+// "no gain" (a strategy that cannot beat one node here: BreakEven::Kind::NoGain), and where
+// noise decides, the range it lies in: "≈ 2M–5M (noise)", "≈ ≤ 1M–5M (noise)",
+// "≈ 50M–> 200M (noise)", "≈ ≥ 200M (noise)" (only the largest size straddles), "≈ any size
+// (noise)" (every size does); a firm answer is a range of one size.
 std::string break_even_answer(const BreakEven& be);
 // One end of a break-even's range: the lower (`reach`, "≤ 1M" at the smallest size) or the
 // upper (where the break-even surely is: "5M", "≤ 1M", "> 200M"); both the answer when firm.

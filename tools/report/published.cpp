@@ -108,7 +108,8 @@ double lower_params(const BreakEven& be) { return be.noisy ? be.reach.params : u
 
 // The best break-even over the strategies on `nodes` nodes, with its strategy: the smallest
 // size where N nodes surely pay off, then the smallest they may pay off from. A noisy "> S"
-// counts (N nodes may pay off within the sizes measured); a firm one does not.
+// counts (N nodes may pay off within the sizes measured); a firm one does not, nor "no gain"
+// (a strategy that cannot beat one node in this scenario).
 const BreakEven* best_break_even(const std::vector<BreakEven>& table, int nodes) {
   const BreakEven* best = nullptr;
   for (const auto& be : table)
@@ -128,6 +129,10 @@ std::string break_even_text(const std::vector<BreakEven>& table, int nodes) {
   if (!best) {
     for (const auto& be : table)
       if (be.nodes == nodes && be.kind == BreakEven::Kind::Never) return break_even_answer(be);
+    // Only strategies that cannot gain here (replicate with one frame in flight).
+    for (const auto& be : table)
+      if (be.nodes == nodes && be.kind == BreakEven::Kind::NoGain)
+        return break_even_answer(be) + " (" + be.strategy + ")";
     return "not measured";
   }
   return break_even_answer(*best) + " (" + best->strategy + ")";
