@@ -3,6 +3,8 @@
 
 #include "dpushard/strategy_table.hpp"
 
+#include <algorithm>
+
 #include "dpushard/error.hpp"
 
 namespace dpushard {
@@ -14,10 +16,12 @@ std::vector<StrategyInfo> make_table() {
   StrategyInfo experts;
   experts.name = "experts";
   experts.summary = "model parallel: the fork-join's expert branches spread over the nodes";
-  experts.planner = Strategy::Experts;
+  experts.requestable = true;
   experts.recorded = true;
   experts.inner_min_replicas = 2;
   experts.min_nodes = 2;
+  experts.candidate_rank = 2;
+  experts.falls_back_to = "pipeline";
   experts.needs_fork_join = true;
   experts.options = {"--min-parallel"};
   experts.color = "tab:blue";
@@ -26,10 +30,11 @@ std::vector<StrategyInfo> make_table() {
   StrategyInfo pipeline;
   pipeline.name = "pipeline";
   pipeline.summary = "stages: consecutive slices of the model, one per node";
-  pipeline.planner = Strategy::Pipeline;
+  pipeline.requestable = true;
   pipeline.recorded = true;
   pipeline.inner_min_replicas = 2;
   pipeline.min_nodes = 2;
+  pipeline.candidate_rank = 1;
   pipeline.options = {"--cuts"};
   pipeline.color = "tab:orange";
   t.push_back(pipeline);
@@ -37,7 +42,7 @@ std::vector<StrategyInfo> make_table() {
   StrategyInfo replicate;
   replicate.name = "replicate";
   replicate.summary = "data parallel: the whole model on every node, frames shared out";
-  replicate.planner = Strategy::Replicate;
+  replicate.requestable = true;
   replicate.recorded = true;
   replicate.baseline = true;
   replicate.color = "tab:gray";
@@ -46,10 +51,11 @@ std::vector<StrategyInfo> make_table() {
   StrategyInfo hybrid;
   hybrid.name = "hybrid";
   hybrid.summary = "replicas of an experts, pipeline or pipelined-experts plan";
-  hybrid.planner = Strategy::Hybrid;
+  hybrid.requestable = true;
   hybrid.recorded = true;
   hybrid.composite = true;
   hybrid.min_nodes = 2;
+  hybrid.candidate_rank = 3;
   hybrid.options = {"--replicas"};
   hybrid.color = "tab:green";
   t.push_back(hybrid);
@@ -57,9 +63,9 @@ std::vector<StrategyInfo> make_table() {
   StrategyInfo automatic;
   automatic.name = "auto";
   automatic.summary = "the planner's choice: the best of the others for --objective";
-  automatic.planner = Strategy::Auto;
+  automatic.requestable = true;
   automatic.chooses = true;
-  automatic.options = {"--objective", "--max-latency-ms"};
+  automatic.options = {"--objective", "--max-latency-ms", "--cuts"};  // --cuts: the pipeline's
   automatic.color = "tab:red";
   t.push_back(automatic);
 
@@ -89,14 +95,26 @@ const StrategyInfo* find_strategy(std::string_view name) {
 std::vector<std::string> requestable_strategies() {
   std::vector<std::string> names;
   for (const StrategyInfo& s : strategy_table())
-    if (s.planner) names.push_back(s.name);
+    if (s.requestable) names.push_back(s.name);
+  return names;
+}
+
+std::vector<std::string> candidate_strategies() {
+  std::vector<const StrategyInfo*> rows;
+  for (const StrategyInfo& s : strategy_table())
+    if (s.requestable && !s.chooses) rows.push_back(&s);
+  std::stable_sort(rows.begin(), rows.end(), [](const StrategyInfo* a, const StrategyInfo* b) {
+    return a->candidate_rank < b->candidate_rank;
+  });
+  std::vector<std::string> names;
+  for (const StrategyInfo* s : rows) names.push_back(s->name);
   return names;
 }
 
 std::vector<std::string> plain_strategies() {
   std::vector<std::string> names;
   for (const StrategyInfo& s : strategy_table())
-    if (s.planner && !s.composite && !s.chooses) names.push_back(s.name);
+    if (s.requestable && !s.composite && !s.chooses) names.push_back(s.name);
   return names;
 }
 
@@ -132,18 +150,24 @@ const std::string& baseline_strategy() {
   throw Error("the strategy table has no baseline");
 }
 
-std::string_view strategy_name(Strategy strategy) {
+const std::string& chooser_strategy() {
   for (const StrategyInfo& s : strategy_table())
-    if (s.planner == strategy) return s.name;
-  throw Error("strategy " + std::to_string(static_cast<int>(strategy)) + " has no table entry");
+    if (s.chooses) return s.name;
+  throw Error("the strategy table has no planner's choice");
 }
 
-Strategy parse_strategy(std::string_view text) {
+bool strategy_reads(std::string_view name, std::string_view option) {
+  const StrategyInfo* s = find_strategy(name);
+  return s != nullptr &&
+         std::find(s->options.begin(), s->options.end(), option) != s->options.end();
+}
+
+std::string parse_strategy(std::string_view text) {
   const StrategyInfo* s = find_strategy(text);
-  if (s == nullptr || !s->planner)
+  if (s == nullptr || !s->requestable)
     throw Error("unknown strategy '" + std::string(text) +
                 "' (known: " + requestable_strategies_text() + ")");
-  return *s->planner;
+  return s->name;
 }
 
 }  // namespace dpushard

@@ -7,6 +7,8 @@
 
 namespace dpushard::split {
 
+namespace {
+
 std::optional<Partition> plan_experts(const StrategyInput& in, std::string& why_not) {
   const UnitGraph& graph = in.graph;
   const auto layout = experts_layout(in, why_not);
@@ -83,5 +85,15 @@ std::optional<Partition> plan_experts(const StrategyInput& in, std::string& why_
              ": nodes without a branch hold only the stem or tail, or stay idle"});
   return best;
 }
+
+std::vector<Proposal> propose_experts(const StrategyInput& in) {
+  std::string why_not;
+  std::optional<Partition> p = plan_experts(in, why_not);
+  return one_proposal(std::move(p), why_not);
+}
+
+}  // namespace
+
+StrategyPlanner strategy_experts() { return {"experts", &propose_experts}; }
 
 }  // namespace dpushard::split

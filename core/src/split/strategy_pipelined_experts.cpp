@@ -30,8 +30,6 @@ std::vector<std::size_t> stages_per_branch(const ForkJoin& fj, std::size_t slots
   return stages;
 }
 
-}  // namespace
-
 std::optional<Partition> plan_pipelined_experts(const StrategyInput& in, std::string& why_not) {
   const UnitGraph& graph = in.graph;
   const auto layout = experts_layout(in, why_not);
@@ -109,6 +107,18 @@ std::optional<Partition> plan_pipelined_experts(const StrategyInput& in, std::st
                                 on + ": " + std::to_string(slots.size() - next) +
                                     " left over (a branch's further stage would slow it down)"});
   return best;
+}
+
+std::vector<Proposal> propose_pipelined_experts(const StrategyInput& in) {
+  std::string why_not;
+  std::optional<Partition> p = plan_pipelined_experts(in, why_not);
+  return one_proposal(std::move(p), why_not);
+}
+
+}  // namespace
+
+StrategyPlanner strategy_pipelined_experts() {
+  return {"pipelined-experts", &propose_pipelined_experts};
 }
 
 }  // namespace dpushard::split
