@@ -12,6 +12,7 @@
 #include "dpushard/backend.hpp"
 #include "dpushard/error.hpp"
 #include "dpushard/fragment_io.hpp"
+#include "dpushard/oracle.hpp"
 #include "dpushard/sha256.hpp"
 #include "dpushard/shape.hpp"
 #include "dpushard/xmodel.hpp"
