@@ -48,6 +48,8 @@ std::string kind_name(report::BreakEven::Kind kind) {
       return "never";
     case report::BreakEven::Kind::NotPossible:
       return "not_possible";
+    case report::BreakEven::Kind::NoGain:
+      return "no_gain";
     case report::BreakEven::Kind::NoData:
       break;
   }
@@ -64,7 +66,9 @@ nlohmann::json break_even_json(const std::vector<report::BreakEven>& table) {
                    {"params", be.size.params},
                    {"speedup", be.at},
                    {"noisy", be.noisy},
-                   {"reach", be.noisy ? be.reach.label : be.size.label}});
+                   {"reach", be.noisy ? be.reach.label : be.size.label},
+                   // The cell's answer: a size, or where noise decides the range it lies in.
+                   {"answer", report::break_even_answer(be)}});
   return out;
 }
 

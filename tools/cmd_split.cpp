@@ -59,7 +59,7 @@ nlohmann::json strategies_json() {
   for (const StrategyInfo& s : strategy_table())
     list.push_back({{"name", s.name},
                     {"summary", s.summary},
-                    {"requestable", s.planner.has_value()},
+                    {"requestable", s.requestable},
                     {"recorded", s.recorded},
                     {"chooses", s.chooses},
                     {"baseline", s.baseline},
@@ -78,8 +78,8 @@ int list_strategies(bool json) {
     return 0;
   }
   for (const StrategyInfo& s : strategy_table())
-    std::cout << s.name << (s.planner ? "" : " (inner plan of a hybrid only)") << ": " << s.summary
-              << "\n";
+    std::cout << s.name << (s.requestable ? "" : " (inner plan of a hybrid only)") << ": "
+              << s.summary << "\n";
   return 0;
 }
 

@@ -159,7 +159,7 @@ SurvivorPlanner::Outcome SurvivorPlanner::make(const std::vector<std::size_t>& n
                                                      : target.model_memory_bytes);
     }
   }
-  const std::string chooser(strategy_name(Strategy::Auto));  // the planner's choice
+  const std::string& chooser = chooser_strategy();  // the planner's choice
   const std::string requested =
       plan_.requested_strategy.empty() ? chooser : plan_.requested_strategy;
   std::vector<std::string> strategies{requested};

@@ -31,7 +31,7 @@ class CliCluster : public ::testing::Test {
     write_xmodel(model_, dir_ / "model_int.xmodel");
     SplitOptions options;
     options.nodes = 3;
-    options.strategy = Strategy::Experts;
+    options.strategy = "experts";
     SplitResult split = split_model(model_, options);
     write_split(split, dir_ / "plan");
   }

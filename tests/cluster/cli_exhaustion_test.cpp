@@ -83,7 +83,7 @@ TEST_F(CliCluster, AWorkerUnderAMemoryLimitRefusesAFragmentItCannotHold) {
   write_xmodel(make_cnn(spec), dir_ / "big_int.xmodel");
   SplitOptions options;
   options.nodes = 3;
-  options.strategy = Strategy::Experts;
+  options.strategy = "experts";
   SplitResult split = split_model(read_xmodel(dir_ / "big_int.xmodel"), options);
   write_split(split, dir_ / "big");
   // `dpushard worker` starts at about 67 MB of address space; 100 MB leaves it some 30.

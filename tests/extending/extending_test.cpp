@@ -14,7 +14,9 @@
 #include "dpushard/exec/backend.hpp"
 #include "dpushard/exec/builtin_backends.hpp"
 #include "dpushard/plan/strategy_table.hpp"
+#include "dpushard/split/split.hpp"
 #include "dpushard/zoo/micro.hpp"
+#include "strategies.hpp"
 
 namespace dpushard {
 namespace {
@@ -79,20 +81,58 @@ TEST_F(Extending, EveryBackendHasOneAnswerToCompiledModels) {
   EXPECT_EQ(backend_traits("ref").compiled, CompiledModels::Lowered);
 }
 
+// `names` without those not in `shipped`: a strategy added to the table fails no test here.
+std::vector<std::string> shipped_of(const std::vector<std::string>& names,
+                                    const std::vector<std::string>& shipped) {
+  std::vector<std::string> out;
+  for (const std::string& n : names)
+    if (std::find(shipped.begin(), shipped.end(), n) != shipped.end()) out.push_back(n);
+  return out;
+}
+
 TEST_F(Extending, TheStrategyTableAnswersWhatTheCallersAsk) {
-  EXPECT_EQ(requestable_strategies_text(), "experts, pipeline, replicate, hybrid, auto");
+  const std::vector<std::string> requestable = {"experts", "pipeline", "replicate", "hybrid",
+                                                "auto"};
+  EXPECT_EQ(shipped_of(requestable_strategies(), requestable), requestable);
   EXPECT_EQ(baseline_strategy(), "replicate");
   EXPECT_TRUE(strategy_chooses("auto"));
   EXPECT_TRUE(strategy_is_composite("hybrid"));
   EXPECT_FALSE(strategy_is_composite("experts"));
-  for (const StrategyInfo& s : strategy_table()) {
-    if (s.planner) {
-      EXPECT_EQ(strategy_name(*s.planner), s.name);
-    }
-    EXPECT_GE(s.min_nodes, 1) << s.name;
-  }
+  for (const StrategyInfo& s : strategy_table()) EXPECT_GE(s.min_nodes, 1) << s.name;
   EXPECT_THROW((void)parse_strategy("pipelined-experts"), Error);  // an inner plan only
-  EXPECT_EQ(parse_strategy("hybrid"), Strategy::Hybrid);
+  EXPECT_EQ(parse_strategy("hybrid"), "hybrid");
+  EXPECT_EQ(chooser_strategy(), "auto");
+  EXPECT_EQ(SplitOptions{}.strategy, "auto");
+  // The planner's candidates, in the order plan.yaml lists them and auto breaks ties.
+  const std::vector<std::string> candidates = {"replicate", "pipeline", "experts", "hybrid"};
+  EXPECT_EQ(shipped_of(candidate_strategies(), candidates), candidates);
+  EXPECT_EQ(candidate_strategies().front(), "replicate");
+  EXPECT_TRUE(strategy_reads("auto", "--cuts"));  // passed on to the pipeline
+  EXPECT_FALSE(strategy_reads("auto", "--replicas"));
+}
+
+// Each strategy's planner is its own strategy_<stem>.cpp, listed by the build: every strategy
+// that makes candidates or serves as a hybrid's inner plan has one, and every planner a row.
+TEST_F(Extending, EveryStrategyHasItsPlannerAndEveryPlannerItsRow) {
+  for (const StrategyInfo& s : strategy_table()) {
+    const bool planned = (s.requestable && !s.chooses) || s.inner_min_replicas > 0;
+    if (planned) {
+      EXPECT_NO_THROW((void)split::planner_for(s.name)) << s.name;
+    } else {
+      EXPECT_THROW((void)split::planner_for(s.name), Error) << s.name;
+    }
+  }
+  for (const split::StrategyPlanner& planner : split::strategy_planners()) {
+    EXPECT_NE(find_strategy(planner.name), nullptr) << planner.name;
+    EXPECT_NE(planner.propose, nullptr) << planner.name;
+  }
+}
+
+TEST_F(Extending, SplitRefusesAStrategyTheTableDoesNotHold) {
+  SplitOptions options;
+  options.nodes = 2;
+  options.strategy = "pipelined-experts";  // an inner plan only
+  EXPECT_THROW((void)split_model(make_micro_model(micro_models().front().name), options), Error);
 }
 
 }  // namespace

@@ -168,14 +168,20 @@ collect collect-plain
   "$env_json" || fail "env.json has a board entry without kria_collect_board_facts"
 
 # 5. The worker unit (its tasks are tagged kria_systemd and not run above): rendered with
-#    the role's defaults, every option of its command line must be one `dpushard worker`
-#    defines (tools/cmd_worker.cpp).
+#    the role's defaults and inventories/kria's backend, it runs that backend (the
+#    inventory's dpushard_backend, as the sweep's workers), and every option of its command
+#    line must be one `dpushard worker` defines (tools/cmd_worker.cpp).
+kria_backend=$(sed -n 's/^dpushard_backend: *//p' inventories/kria/group_vars/all.yml)
+[[ $kria_backend == vart ]] || fail "inventories/kria's dpushard_backend is '$kria_backend', not vart"
 ansible -i "$inventory" this-machine -m ansible.builtin.template \
   -a "src=playbooks/roles/kria/templates/worker.service.j2 dest=$scratch/worker.service mode=0644" \
   -e @playbooks/roles/common/defaults/main.yml -e @playbooks/roles/kria/defaults/main.yml \
+  -e "dpushard_backend=$kria_backend" \
   -e ansible_user=ubuntu >"$scratch/render.log" 2>&1 || { cat "$scratch/render.log" >&2; fail "rendering the unit"; }
 exec_start=$(grep '^ExecStart=' "$scratch/worker.service") || fail "the unit has no ExecStart"
 [[ $exec_start == *" worker --backend vart "* ]] || fail "the unit does not run a vart worker: $exec_start"
+grep -qx 'Description=dpushard worker (this-machine, vart backend)' "$scratch/worker.service" ||
+  fail "the unit's description does not name its backend"
 for opt in $(grep -o -- ' --[a-z-]*' <<<"$exec_start"); do
   grep -q "\"$opt[\",]" tools/cmd_worker.cpp || fail "dpushard worker has no option $opt"
 done

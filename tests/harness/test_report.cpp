@@ -5,10 +5,14 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "dpushard/base/error.hpp"
 #include "harness/synthetic_results.hpp"
@@ -103,8 +107,9 @@ TEST(ReportAnalysis, BreakEvenNeedsTheSpeedupsWholeIntervalAboveOne) {
       series, &report::Row::speedup, &report::Row::speedup_lo, &report::Row::speedup_hi);
   EXPECT_EQ(with_interval.kind, BreakEven::Kind::From);
   EXPECT_EQ(with_interval.size.label, "10M");
-  // 2M's and 5M's intervals straddle 1: noise decides, and the cell says so.
-  EXPECT_EQ(report::break_even_cell(with_interval), "≈ 10M (noise)");
+  // 2M's and 5M's intervals straddle 1: noise decides, and the cell states the range, from
+  // the smallest size (both count as wins) to 10M (they count as losses).
+  EXPECT_EQ(report::break_even_cell(with_interval), "≈ ≤ 2M–10M (noise)");
   ASSERT_EQ(with_interval.straddling.size(), 2u);
   EXPECT_EQ(with_interval.reach.label, "2M");
   // The point estimates alone would have declared it at the smallest size.
@@ -114,7 +119,8 @@ TEST(ReportAnalysis, BreakEvenNeedsTheSpeedupsWholeIntervalAboveOne) {
   const BreakEven never = report::break_even({&a, &b, &c, &d, &e}, &report::Row::speedup,
                                              &report::Row::speedup_lo, &report::Row::speedup_hi);
   EXPECT_EQ(never.kind, BreakEven::Kind::Never);
-  EXPECT_EQ(report::break_even_cell(never), "≈ > 50M (noise)");
+  // Every size straddles: the range spans them all, said short.
+  EXPECT_EQ(report::break_even_cell(never), "≈ any size (noise)");
   // Firm when no interval straddles: 1.20 [1.12, 1.28] at 10M after a loss at 5M.
   const report::Row lost = row_with("5M", 0.95, 0.90, 0.99);
   const BreakEven firm = report::break_even({&a, &lost, &c, &d}, &report::Row::speedup,
@@ -147,7 +153,7 @@ TEST(ReportAnalysis, ABreakEvenThatNoiseDecidesIsMarkedNotFlipped) {
     // With the margin every reading reads the same cell, marked as noise.
     const BreakEven be = with({&a, &b, &c}, m);
     EXPECT_TRUE(be.noisy) << one_m;
-    EXPECT_EQ(report::break_even_cell(be), "≈ 2M (noise)") << one_m;
+    EXPECT_EQ(report::break_even_cell(be), "≈ ≤ 1M–2M (noise)") << one_m;
     EXPECT_EQ(be.reach.label, "1M");
     ASSERT_EQ(be.straddling.size(), 1u);
     EXPECT_NEAR(be.straddling[0].lo, one_m / (1 + m), 1e-12);
@@ -176,9 +182,9 @@ TEST(ReportAnalysis, ABreakEvenThatNoiseDecidesIsMarkedNotFlipped) {
   // A repetitions' interval wider than the margin widens the band: 1.20x [1.02, 1.38].
   const report::Row g = row_with("1M", 1.20, 1.02, 1.38);
   EXPECT_TRUE(with({&g, &e}, m).noisy);
-  // Never, noisy: the largest size reads 1.02x; the cell keeps its "> S" with the mark.
+  // Never, noisy: only the largest size reads within the band (1.02x): that size or beyond.
   const report::Row h = row_with("2M", 1.02, 1.02, 1.02);
-  EXPECT_EQ(report::break_even_cell(with({&f, &h}, m)), "≈ > 2M (noise)");
+  EXPECT_EQ(report::break_even_cell(with({&f, &h}, m)), "≈ ≥ 2M (noise)");
 
   // In the report: the cell, its footnote naming the straddling size, and the rule stated.
   auto configs = testing::cnn_configs();
@@ -195,14 +201,169 @@ TEST(ReportAnalysis, ABreakEvenThatNoiseDecidesIsMarkedNotFlipped) {
   md.figures = false;
   md.figures_note = "test";
   const std::string text = report::render_markdown(parse(doc), a, md);
-  EXPECT_NE(text.find("≈ 5M (noise)¹"), std::string::npos) << text.substr(0, 4000);
+  EXPECT_NE(text.find("≈ ≤ 2M–5M (noise)¹"), std::string::npos) << text.substr(0, 4000);
   EXPECT_NE(text.find("¹ Noise: 3 nodes, experts: 2M's 1.08× [1.01, 1.16] lies within 7 % of "
-                      "1.05×, so noise decides between 5M and ≤ 2M."),
+                      "1.05×, so noise decides where the break-even lies between ≤ 2M and 5M."),
             std::string::npos)
       << text.substr(0, 4000);
-  EXPECT_NE(text.find("a size at or below S lies within 7 % of the threshold, on either side"),
+  EXPECT_NE(text.find("sizes below B lie within 7 % of the threshold, on either side"),
             std::string::npos);
   EXPECT_THROW(report::analyze(parse(doc), {.noise_margin = 0.6}), Error);
+}
+
+// A noisy cell states the range its break-even lies in: from `reach` (the straddling sizes
+// counted as wins; "≤ S" at the smallest size) to where the firm walk stopped (they count as
+// losses; "> S" when not even the largest size wins). A firm cell is a range of one size.
+TEST(ReportAnalysis, ANoisyCellStatesTheRangeItsBreakEvenLiesIn) {
+  const auto with = [](const std::vector<const report::Row*>& series) {
+    return report::break_even(series, &report::Row::speedup, nullptr, nullptr,
+                              report::kDefaultMinGain, report::kDefaultNoiseMargin);
+  };
+  // Bands for 1.05x at 7 %: a win above 1.1235x, a loss at or below 0.981x.
+  const report::Row loss1 = row_with("1M", 0.90, 0, 0), near1 = row_with("1M", 1.06, 0, 0),
+                    win1 = row_with("1M", 1.30, 0, 0), near2 = row_with("2M", 1.02, 0, 0),
+                    win2 = row_with("2M", 1.30, 0, 0), near5 = row_with("5M", 1.10, 0, 0),
+                    win5 = row_with("5M", 1.40, 0, 0), loss5 = row_with("5M", 0.95, 0, 0),
+                    win10 = row_with("10M", 1.50, 0, 0), near10 = row_with("10M", 1.04, 0, 0);
+  // From, noisy, the range's lower end a size above the smallest: 1M a firm loss.
+  BreakEven be = with({&loss1, &near2, &win5, &win10});
+  EXPECT_EQ(be.kind, BreakEven::Kind::From);
+  EXPECT_EQ(report::break_even_answer(be), "≈ 2M–5M (noise)");
+  EXPECT_EQ(report::break_even_cell(be), "≈ 2M–5M (noise)");  // no speedup: it moves
+  EXPECT_EQ(report::range_end_text(be, false), "2M");
+  EXPECT_EQ(report::range_end_text(be, true), "5M");
+  // Down to the smallest size: "≤ 1M" at the lower end; winning sizes between straddling
+  // ones are walked through.
+  be = with({&near1, &win2, &near5, &win10});
+  EXPECT_EQ(report::break_even_answer(be), "≈ ≤ 1M–10M (noise)");
+  EXPECT_EQ(be.straddling.size(), 2u);
+  // Never, noisy: the upper end is "> the largest size".
+  be = with({&loss1, &win2, &near5, &near10});
+  EXPECT_EQ(be.kind, BreakEven::Kind::Never);
+  EXPECT_EQ(report::break_even_answer(be), "≈ 2M–> 10M (noise)");  // 2M wins below 5M
+  const report::Row loss2 = row_with("2M", 0.90, 0, 0);
+  be = with({&loss1, &loss2, &near5, &near10});
+  EXPECT_EQ(report::break_even_answer(be), "≈ 5M–> 10M (noise)");
+  // The ranges with nothing firm in them: only the largest size straddles ("5M–> 5M": 5M
+  // or beyond), or every size does ("≤ 1M–> 2M"). The note's ends stay as they are.
+  be = with({&loss1, &loss2, &near5});
+  EXPECT_EQ(report::break_even_answer(be), "≈ ≥ 5M (noise)");
+  EXPECT_EQ(report::range_end_text(be, false), "5M");
+  EXPECT_EQ(report::range_end_text(be, true), "> 5M");
+  be = with({&near1, &near2});
+  EXPECT_EQ(report::break_even_answer(be), "≈ any size (noise)");
+  EXPECT_EQ(report::range_end_text(be, false), "≤ 1M");
+  be = with({&near10});
+  EXPECT_EQ(report::break_even_answer(be), "≈ any size (noise)");  // one size, straddling
+  // Always is never noisy (nothing below the smallest size straddles), and firm cells keep
+  // their form and speedup.
+  be = with({&win1, &win2, &win5});
+  EXPECT_EQ(be.kind, BreakEven::Kind::Always);
+  EXPECT_FALSE(be.noisy);
+  EXPECT_EQ(report::break_even_answer(be), "≤ 1M");
+  EXPECT_EQ(report::break_even_cell(be), "≤ 1M (1.30×)");
+  be = with({&win1, &loss5, &win10});
+  EXPECT_EQ(report::break_even_answer(be), "10M");
+  EXPECT_EQ(report::break_even_cell(be), "10M (1.50×)");
+  be = with({&win1, &loss5});
+  EXPECT_EQ(report::break_even_answer(be), "> 5M");
+  EXPECT_EQ(report::break_even_cell(be), "> 5M (0.95× at 5M)");
+  EXPECT_EQ(report::break_even_answer(BreakEven{}), "—");
+
+  // The published-result section states the same range, with the best strategy: the one
+  // that surely pays off soonest (2 nodes: experts from 5M, firm, beats replicate's
+  // 2M-10M range), then the one that may pay off soonest among equals.
+  std::vector<testing::SyntheticConfig> configs;
+  const std::vector<std::tuple<std::string, double, double, double, double>> sizes = {
+      // size, params, 1-node fps, 2-node experts speedup, 2-node replicate speedup
+      {"1M", 1e6, 100, 0.90, 0.90},
+      {"2M", 2e6, 50, 0.95, 1.06},
+      {"5M", 5e6, 20, 1.30, 1.02},
+      {"10M", 10e6, 10, 1.40, 1.40}};
+  for (const auto& [size, params, base, experts, replicate] : sizes) {
+    configs.push_back({size, params, 1, "single", base});
+    configs.push_back({size, params, 2, "experts", base * experts});
+    configs.push_back({size, params, 2, "replicate", base * replicate});
+  }
+  auto a = report::analyze(parse(testing::benchmark_json("cnn", configs, "sim")));
+  EXPECT_EQ(report::break_even_answer(find(a.families[0].throughput_break_even, 2, "replicate")),
+            "≈ 2M–10M (noise)");
+  std::string text = report::render_published_section(a, std::nullopt);
+  EXPECT_NE(text.find("cnn: throughput (Offline) 5M (experts)"), std::string::npos) << text;
+  // Experts noisy too (2M at 1.08x, within the band): its range 2M-5M still ends below
+  // replicate's.
+  for (auto& c : configs)
+    if (c.nodes == 2 && c.strategy == "experts" && c.size == "2M") c.fps = 50 * 1.08;
+  a = report::analyze(parse(testing::benchmark_json("cnn", configs, "sim")));
+  text = report::render_published_section(a, std::nullopt);
+  EXPECT_NE(text.find("cnn: throughput (Offline) ≈ 2M–5M (noise) (experts)"), std::string::npos)
+      << text;
+  // No strategy surely pays off (10M at 1.04x), both may: the ranges tie (2M to "> 10M"),
+  // the first in the table's order is named.
+  for (auto& c : configs)
+    if (c.nodes == 2 && c.size == "10M") c.fps = 10 * 1.04;
+  a = report::analyze(parse(testing::benchmark_json("cnn", configs, "sim")));
+  text = report::render_published_section(a, std::nullopt);
+  EXPECT_NE(text.find("cnn: throughput (Offline) ≈ 2M–> 10M (noise) (experts)"), std::string::npos)
+      << text;
+}
+
+// The point of the range: two runs that read every size within the band of one another
+// state overlapping ranges, whichever side of a band edge each reading fell. Seeded
+// pseudo-random series around the threshold; the old single-size cell ("≈ S (noise)", S
+// the firm walk's stop) differed in some of the same pairs.
+TEST(ReportAnalysis, TwoRunsWithinTheBandStateOverlappingRanges) {
+  const double m = report::kDefaultNoiseMargin;
+  const std::vector<std::string> labels = {"1M", "2M", "5M", "10M", "20M", "50M"};
+  const auto with = [&](const std::vector<report::Row>& rows) {
+    std::vector<const report::Row*> series;
+    for (const auto& r : rows) series.push_back(&r);
+    return report::break_even(series, &report::Row::speedup, nullptr, nullptr,
+                              report::kDefaultMinGain, m);
+  };
+  const auto index = [&](const std::string& label) {
+    return static_cast<int>(std::find(labels.begin(), labels.end(), label) - labels.begin());
+  };
+  // The range as size indices: "> the largest" is one past it.
+  const auto range = [&](const BreakEven& be) {
+    const int hi =
+        be.kind == BreakEven::Kind::Never ? static_cast<int>(labels.size()) : index(be.size.label);
+    return std::make_pair(be.noisy ? index(be.reach.label) : hi, hi);
+  };
+  std::uint64_t state = 0x9e3779b97f4a7c15ULL;
+  const auto uniform = [&](double lo, double hi) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + (hi - lo) * static_cast<double>(state >> 11) / 9007199254740992.0;
+  };
+  int old_differ = 0, ranges_differ = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    std::vector<report::Row> a, b;
+    for (const auto& label : labels) {
+      const double v = uniform(0.85, 1.30);
+      // The second run within a factor (1 + m) of the first, either way (the edge excluded).
+      const double f = std::exp(uniform(-1, 1) * std::log1p(m) * 0.9999);
+      a.push_back(row_with(label, v, 0, 0));
+      b.push_back(row_with(label, v * f, 0, 0));
+    }
+    const BreakEven x = with(a), y = with(b);
+    const auto [xlo, xhi] = range(x);
+    const auto [ylo, yhi] = range(y);
+    ASSERT_LE(xlo, xhi);
+    ASSERT_TRUE(std::max(xlo, ylo) <= std::min(xhi, yhi))
+        << report::break_even_answer(x) << " vs " << report::break_even_answer(y);
+    if (x.size.label != y.size.label || x.kind != y.kind || x.noisy != y.noisy) ++old_differ;
+    if (report::break_even_answer(x) != report::break_even_answer(y)) ++ranges_differ;
+  }
+  // The test has teeth: the old cells disagreed in many of these pairs, and so do the
+  // ranges themselves (identity cannot be promised, overlap can).
+  EXPECT_GT(old_differ, 100);
+  EXPECT_GT(ranges_differ, 100);
+  // Beyond the band the promise ends: 1M read 0.95x and 1.20x (26 % apart) gives "2M" and
+  // "≤ 1M", disjoint.
+  const BreakEven lo = with({row_with("1M", 0.95, 0, 0), row_with("2M", 1.5, 0, 0)});
+  const BreakEven hi = with({row_with("1M", 1.20, 0, 0), row_with("2M", 1.5, 0, 0)});
+  EXPECT_EQ(report::break_even_answer(lo), "2M");
+  EXPECT_EQ(report::break_even_answer(hi), "≤ 1M");
 }
 
 // The run's own spread (a measurement's halves apart) takes the margin's place where it is
@@ -229,7 +390,7 @@ TEST(ReportAnalysis, TheRunsOwnSpreadWiderThanTheMarginTakesItsPlace) {
   a.speedup_spread = 0.10;
   const BreakEven noisy = with({&a, &b});
   EXPECT_TRUE(noisy.noisy);
-  EXPECT_EQ(report::break_even_cell(noisy), "≈ 2M (noise)");
+  EXPECT_EQ(report::break_even_cell(noisy), "≈ ≤ 1M–2M (noise)");
   ASSERT_EQ(noisy.straddling.size(), 1u);
   EXPECT_NEAR(noisy.straddling[0].lo, 1.15 / 1.10, 1e-12);
   EXPECT_NEAR(noisy.straddling[0].hi, 1.15 * 1.10, 1e-12);
@@ -276,10 +437,9 @@ TEST(ReportAnalysis, TheRunsOwnSpreadWiderThanTheMarginTakesItsPlace) {
   md.figures_note = "test";
   const std::string text = report::render_markdown(parse(doc), a2, md);
   EXPECT_NE(
-      text.find(
-          "¹ Noise: 3 nodes, experts: 2M's 1.15× [1.04, 1.27, own spread 10.5 %] "
-          "lies within 7 % (or its own spread, where named) of 1.05×, so noise decides between 5M "
-          "and ≤ 2M."),
+      text.find("¹ Noise: 3 nodes, experts: 2M's 1.15× [1.04, 1.27, own spread 10.5 %] "
+                "lies within 7 % (or its own spread, where named) of 1.05×, so noise decides where "
+                "the break-even lies between ≤ 2M and 5M."),
       std::string::npos)
       << text.substr(0, 5000);
   EXPECT_NE(text.find("and it is larger than the margin, it takes the margin's place"),
@@ -573,9 +733,18 @@ TEST(ReportAnalysis, ThroughputComesFromOfflineAndLatencyFromSingleStreamAlone) 
   const report::Row* e = fa.find("10M", 3, "experts");
   ASSERT_NE(e, nullptr);
   EXPECT_NEAR(e->latency_speedup, 1.6, 1e-9);
-  // Latency break-evens from SingleStream: replicate never beats one node on latency.
-  EXPECT_EQ(find(fa.latency_break_even, 3, "replicate").kind, BreakEven::Kind::Never);
+  // Latency break-evens from SingleStream: replicate (the data-parallel baseline) runs each
+  // frame whole on one node, so one frame alone cannot beat one node: no gain, by
+  // construction, whatever it read (1.00x here), not a range of sizes noise decides.
+  const BreakEven& rep = find(fa.latency_break_even, 3, "replicate");
+  EXPECT_EQ(rep.kind, BreakEven::Kind::NoGain);
+  EXPECT_FALSE(rep.noisy);
+  EXPECT_NEAR(rep.read_lo, 1.0, 1e-9);
+  EXPECT_NEAR(rep.read_hi, 1.0, 1e-9);
+  EXPECT_EQ(report::break_even_cell(rep), "no gain");
   EXPECT_EQ(find(fa.latency_break_even, 3, "experts").kind, BreakEven::Kind::Always);
+  // Its throughput is another matter: N copies do gain with frames in flight.
+  EXPECT_EQ(find(fa.throughput_break_even, 3, "replicate").kind, BreakEven::Kind::Always);
   // Throughput break-evens from Offline, as without scenarios.
   EXPECT_EQ(find(fa.throughput_break_even, 2, "experts").size.label, "5M");
 
@@ -588,6 +757,46 @@ TEST(ReportAnalysis, ThroughputComesFromOfflineAndLatencyFromSingleStreamAlone) 
   EXPECT_NE(text.find("### Latency (SingleStream)"), std::string::npos);
   EXPECT_NE(text.find("as many as the planner says"), std::string::npos);
   EXPECT_NE(text.find("| SingleStream p50 ms |"), std::string::npos);
+  // The latency table: every replicate cell "no gain" with the one note of its table, which
+  // says why and gives the speedups read; the rule's paragraph says so too.
+  const std::size_t latency = text.find("### cnn: latency, SingleStream");
+  const std::size_t table_end = text.find("\n## ", latency);
+  const std::string table = text.substr(latency, table_end - latency);
+  EXPECT_NE(table.find("| 2 | ≤ 2M (1.30×) | ≤ 2M (1.30×) | no gain¹ |"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("| 3 | ≤ 2M (1.60×) | ≤ 2M (1.60×) | no gain¹ |"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("¹ No gain: replicate runs each frame whole on one node, so with one "
+                       "frame in flight it is never faster than one node, at any size; its "
+                       "SingleStream speedups read 1.00×."),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("²"), std::string::npos) << table;  // one note for the table
+  EXPECT_NE(text.find("with one frame in flight (SingleStream) it cannot beat one node: **no "
+                      "gain**"),
+            std::string::npos);
+  // report --json-like answer, and the published section never names it as a break-even.
+  EXPECT_EQ(report::break_even_answer(rep), "no gain");
+  const std::string published = report::render_published_section(a, std::nullopt);
+  EXPECT_NE(published.find("latency (SingleStream p50) ≤ 2M (experts)"), std::string::npos)
+      << published;
+  EXPECT_EQ(published.find("no gain"), std::string::npos) << published;
+
+  // Only replicate swept: the published row says it gains nothing with one frame alone.
+  std::vector<testing::SyntheticConfig> only;
+  for (const auto& c : testing::cnn_configs())
+    if (c.nodes == 1 || c.strategy == "replicate") only.push_back(c);
+  const auto b =
+      report::analyze(parse(with_scenarios(testing::benchmark_json("cnn", only, "sim"))));
+  EXPECT_NE(report::render_published_section(b, std::nullopt)
+                .find("latency (SingleStream p50) no gain (replicate)"),
+            std::string::npos)
+      << report::render_published_section(b, std::nullopt);
+  // Without scenarios (latency under the throughput run's load, queueing included), copies
+  // may shorten the queue: no structural claim, the rule decides.
+  const auto c =
+      report::analyze(parse(testing::benchmark_json("cnn", testing::cnn_configs(), "sim")));
+  EXPECT_NE(find(c.families[0].latency_break_even, 3, "replicate").kind, BreakEven::Kind::NoGain);
 }
 
 TEST(ReportAnalysis, ServerIsTheHighestRateUnderItsBoundBesideOffline) {
@@ -1300,6 +1509,7 @@ TEST(ReportCli, RendersTheReportWithBreakEvenTablesAndModeledFigures) {
   ASSERT_EQ(summary["families"].size(), 2u);
   EXPECT_EQ(summary["families"][0]["family"], "cnn");
   EXPECT_EQ(summary["families"][0]["break_even_throughput"][0]["size"], "5M");
+  EXPECT_EQ(summary["families"][0]["break_even_throughput"][0]["answer"], "5M");
 }
 
 TEST(ReportCli, MinimumGainIsAnOptionAndTheReportStatesIt) {
@@ -1319,7 +1529,7 @@ TEST(ReportCli, MinimumGainIsAnOptionAndTheReportStatesIt) {
       dir, "report " + quoted(dir.path().string()) + " --no-plots --json --noise-margin 0.02");
   ASSERT_EQ(narrow.exit_code, 0) << narrow.err;
   EXPECT_EQ(json::parse(narrow.out)["noise_margin"], 0.02);
-  EXPECT_NE(testing::read_file(dir / "report.md").find("lies within 2 % of the threshold"),
+  EXPECT_NE(testing::read_file(dir / "report.md").find("lie within 2 % of the threshold"),
             std::string::npos);
   const Cli wide =
       run_cli(dir, "report " + quoted(dir.path().string()) + " --no-plots --noise-margin 0.6");

@@ -81,7 +81,7 @@ TEST(Experts, SpreadsAnyNumberOfBranchesOverAnyNumberOfNodes) {
     for (int n : {2, 3, 4}) {
       SplitOptions o;
       o.nodes = n;
-      o.strategy = Strategy::Experts;
+      o.strategy = "experts";
       Plan plan;
       const auto got =
           testing::run_split(g, o, dir.path() / ("p" + std::to_string(k * 10 + n)), 3, &plan);
@@ -111,7 +111,7 @@ TEST(Experts, ForkAtTheModelInputNeedsNoStem) {
   const Graph g = testing::fork_join_model({2, 2, 2}, false);
   SplitOptions o;
   o.nodes = 3;
-  o.strategy = Strategy::Experts;
+  o.strategy = "experts";
   Plan plan;
   const auto got = testing::run_split(g, o, dir.path(), 4, &plan);
   EXPECT_TRUE(same_bytes(got, testing::run_whole(g, 4)));
@@ -135,7 +135,7 @@ TEST(Experts, AStemTensorAlsoReadByTheTailIsKeptAsAnOutput) {
   const Graph g = b.finish();
   SplitOptions o;
   o.nodes = 2;
-  o.strategy = Strategy::Experts;
+  o.strategy = "experts";
   Plan plan;
   EXPECT_TRUE(
       same_bytes(testing::run_split(g, o, dir.path(), 12, &plan), testing::run_whole(g, 12)));
@@ -151,7 +151,7 @@ TEST(Experts, NoForkJoinFallsBackToPipelineAndSaysWhy) {
   const Graph g = testing::chain_model(4);
   SplitOptions o;
   o.nodes = 2;
-  o.strategy = Strategy::Experts;
+  o.strategy = "experts";
   Plan plan;
   testing::run_split(g, o, dir.path(), 1, &plan);
   EXPECT_EQ(plan.strategy, "pipeline");
@@ -168,7 +168,7 @@ TEST(Pipeline, BalancesStagesAndCutsAcrossSeveralLiveTensors) {
   for (int n : {2, 3, 4}) {
     SplitOptions o;
     o.nodes = n;
-    o.strategy = Strategy::Pipeline;
+    o.strategy = "pipeline";
     o.objective = Objective::Throughput;
     Plan plan;
     EXPECT_TRUE(
@@ -194,7 +194,7 @@ TEST(Pipeline, BalancesStagesAndCutsAcrossSeveralLiveTensors) {
   const Graph skip = b.finish();
   SplitOptions o;
   o.nodes = 4;
-  o.strategy = Strategy::Pipeline;
+  o.strategy = "pipeline";
   Plan plan;
   EXPECT_TRUE(same_bytes(testing::run_split(skip, o, dir.path() / "skip", 5, &plan),
                          testing::run_whole(skip, 5)));
@@ -230,7 +230,7 @@ TEST(Pipeline, UsesFewerStagesWhereAnotherCutsTransfersWouldSlowIt) {
   const Graph g = b.finish();
   SplitOptions o;
   o.nodes = 3;
-  o.strategy = Strategy::Pipeline;
+  o.strategy = "pipeline";
   o.objective = Objective::Throughput;
   Plan plan;
   EXPECT_TRUE(same_bytes(testing::run_split(g, o, dir.path(), 4, &plan), testing::run_whole(g, 4)));
@@ -254,7 +254,7 @@ TEST(Pipeline, RequestedCutsMoveToSafePointsOrGetAnExplicitFix) {
 
   SplitOptions o;
   o.nodes = 2;
-  o.strategy = Strategy::Pipeline;
+  o.strategy = "pipeline";
   o.cuts = {"a"};  // the conv itself: its value is a float inside conv -> relu -> fix
   Plan plan;
   EXPECT_TRUE(same_bytes(testing::run_split(g, o, dir.path() / "conv", 6, &plan), whole));
@@ -293,7 +293,7 @@ TEST(Pipeline, RequestedCutsMayCrossSeveralTensors) {
   const Graph g = b.finish();
   SplitOptions o;
   o.nodes = 2;
-  o.strategy = Strategy::Pipeline;
+  o.strategy = "pipeline";
   o.cuts = {"b_fix"};
   Plan plan;
   EXPECT_TRUE(same_bytes(testing::run_split(g, o, dir.path() / "inside", 3, &plan),
@@ -322,7 +322,7 @@ TEST(OutputFix, ALayoutModelOutputGetsAnExplicitFix) {
   const Graph g = b.finish();
   SplitOptions o;
   o.nodes = 2;
-  o.strategy = Strategy::Pipeline;
+  o.strategy = "pipeline";
   Plan plan;
   EXPECT_TRUE(same_bytes(testing::run_split(g, o, dir.path(), 8, &plan), testing::run_whole(g, 8)));
   const auto* inserted = find_adjustment(plan, "inserted_fix");
@@ -337,7 +337,7 @@ TEST(NaiveSplit, EndsBeforeTheFixRunsIdenticallyAndIsMarked) {
   const auto whole = testing::run_whole(g, 9);
   SplitOptions o;
   o.nodes = 2;
-  o.strategy = Strategy::Pipeline;
+  o.strategy = "pipeline";
   Plan fixed_plan, naive_plan;
   testing::run_split(g, o, dir.path() / "fixed", 9, &fixed_plan);
   o.output_fix = false;
@@ -410,7 +410,7 @@ TEST(Auto, PicksTheBestCandidateForTheObjective) {
   // Replicate: every node a whole model, throughput N times one node's.
   SplitOptions o;
   o.nodes = 4;
-  o.strategy = Strategy::Replicate;
+  o.strategy = "replicate";
   const SplitResult r = split_model(g, o);
   ASSERT_EQ(r.plan.fragments.size(), 1u);
   EXPECT_EQ(r.plan.fragments.front().nodes, (std::vector<int>{0, 1, 2, 3}));
@@ -474,7 +474,7 @@ TEST(Hybrid, ReplicasOfAModelParallelPlanOnNodesOfTheirOwn) {
           std::to_string(replicas) + " replicas, " + std::string(objective_name(objective));
       SplitOptions o;
       o.nodes = 6;
-      o.strategy = Strategy::Hybrid;
+      o.strategy = "hybrid";
       o.objective = objective;
       o.replicas = replicas;
       Plan plan;
@@ -505,7 +505,7 @@ TEST(Hybrid, ReplicasOfAModelParallelPlanOnNodesOfTheirOwn) {
       EXPECT_NEAR(plan.predicted.latency_ms, one.predicted.latency_ms, 1e-9) << what;
       EXPECT_EQ(plan.predicted.wire_bytes_per_frame, one.predicted.wire_bytes_per_frame) << what;
       SplitOptions rep = o;
-      rep.strategy = Strategy::Replicate;
+      rep.strategy = "replicate";
       rep.replicas = 0;
       const double io_bound = split_model(g, rep).plan.predicted.throughput_fps;
       EXPECT_NEAR(plan.predicted.throughput_fps,
@@ -551,7 +551,7 @@ TEST(Hybrid, AutoRecordsEveryHybridCandidate) {
             (std::vector<std::string>{
                 "replicate", "pipeline", "experts", "hybrid pipelined-experts", "hybrid 2x experts",
                 "hybrid 2x pipeline", "hybrid 3x experts", "hybrid 3x pipeline"}));
-  seven.strategy = Strategy::Hybrid;
+  seven.strategy = "hybrid";
   seven.replicas = 3;
   const Plan three = split_model(g, seven).plan;
   EXPECT_EQ(three.replicas, 3);
@@ -564,14 +564,14 @@ TEST(Hybrid, AutoRecordsEveryHybridCandidate) {
   // A hybrid that cannot be: --replicas leaving fewer than 2 nodes each, or on 3 nodes.
   SplitOptions o;
   o.nodes = 6;
-  o.strategy = Strategy::Hybrid;
+  o.strategy = "hybrid";
   o.replicas = 4;
   EXPECT_THROW(split_model(g, o), Error);
-  o.strategy = Strategy::Experts;
+  o.strategy = "experts";
   o.replicas = 2;
   EXPECT_THROW(split_model(g, o), Error);
   o.nodes = 3;
-  o.strategy = Strategy::Hybrid;
+  o.strategy = "hybrid";
   o.replicas = 0;
   const Plan fallback = split_model(g, o).plan;
   EXPECT_EQ(fallback.strategy, "replicate");
@@ -595,7 +595,7 @@ TEST(Hybrid, PipelinedExpertsGiveTheCostliestBranchMoreNodes) {
   SplitOptions o;
   o.cost_model = cost.get();
   o.nodes = 4;
-  o.strategy = Strategy::Hybrid;
+  o.strategy = "hybrid";
   o.replicas = 1;
   o.objective = Objective::Throughput;
   Plan plan;
@@ -620,7 +620,7 @@ TEST(Hybrid, PipelinedExpertsGiveTheCostliestBranchMoreNodes) {
   EXPECT_THAT(plan.structure, HasSubstr("branch 0 in 2 stages"));
   // The longest branch's 6 convs are cut 3 + 3: half the bottleneck of the experts plan.
   SplitOptions experts = o;
-  experts.strategy = Strategy::Experts;
+  experts.strategy = "experts";
   experts.replicas = 0;
   const Plan plain = split_model(g, experts).plan;
   EXPECT_GT(plan.predicted.throughput_fps, 1.3 * plain.predicted.throughput_fps)
@@ -643,7 +643,7 @@ TEST(Hybrid, PipelinedExpertsGiveTheCostliestBranchMoreNodes) {
 // Where pipelined experts cannot be, --strategy hybrid says why and falls back.
 TEST(Hybrid, PipelinedExpertsSayWhyTheyAreNotPossible) {
   SplitOptions o;
-  o.strategy = Strategy::Hybrid;
+  o.strategy = "hybrid";
   o.replicas = 1;
   o.nodes = 3;
   const Plan three = split_model(testing::fork_join_model({2, 2, 2}), o).plan;
@@ -680,7 +680,7 @@ TEST(Split, RefusesWhatItCannotSplit) {
   o.nodes = 0;
   EXPECT_THROW(split_model(testing::chain_model(2), o), Error);
   o.nodes = 2;
-  o.strategy = Strategy::Experts;
+  o.strategy = "experts";
   o.cuts = {"c0"};
   EXPECT_THROW(split_model(testing::chain_model(2), o), Error);
 }

@@ -61,7 +61,7 @@ class VartCluster : public ::testing::Test {
     model_ = small_cnn();
     SplitOptions options;
     options.nodes = 2;
-    options.strategy = Strategy::Pipeline;
+    options.strategy = "pipeline";
     SplitResult split = split_model(model_, options);
     plan_ = write_split(split, dir_ / "plan");
     ASSERT_EQ(plan_.fragments.size(), 2u);

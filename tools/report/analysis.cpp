@@ -68,6 +68,27 @@ double size_from_label(const std::string& label) {
   }
 }
 
+// A data-parallel plan's SingleStream latency: one frame in flight runs whole on one node,
+// so N nodes cannot beat one and the break-even rule's answer (a range over every size, as
+// its speedups all read about 1.00×) would only restate noise. NoGain, with the speedups
+// it read; NoData stays NoData.
+BreakEven no_gain(const std::vector<const Row*>& series, double Row::*metric,
+                  const BreakEven& measured) {
+  BreakEven be;
+  for (const Row* r : series)
+    if (r && !r->m.failed && r->has_baseline && r->*metric > 0 && r->measurement_error.empty()) {
+      be.read_lo = be.read_lo > 0 ? std::min(be.read_lo, r->*metric) : r->*metric;
+      be.read_hi = std::max(be.read_hi, r->*metric);
+    }
+  if (be.read_hi <= 0) return measured;
+  be.kind = BreakEven::Kind::NoGain;
+  be.size = measured.size;
+  be.at = measured.at;
+  be.at_lo = measured.at_lo;
+  be.at_hi = measured.at_hi;
+  return be;
+}
+
 FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measurement>& ms,
                               double min_gain, double noise_margin) {
   FamilyAnalysis fa;
@@ -180,6 +201,8 @@ FamilyAnalysis analyze_family(const std::string& family, const std::vector<Measu
       if (!series.empty() &&
           std::all_of(series.begin(), series.end(), [](const Row* r) { return r->m.not_possible; }))
         t.kind = l.kind = BreakEven::Kind::NotPossible;
+      else if (fa.scenarios && strategy_is_baseline(s))
+        l = no_gain(series, &Row::latency_speedup, l);
       t.nodes = l.nodes = n;
       t.strategy = l.strategy = s;
       fa.throughput_break_even.push_back(t);

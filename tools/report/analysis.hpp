@@ -95,13 +95,18 @@ struct BreakEven {
     Never,        // not at the largest size measured
     NoData,       // no successful measurement of this configuration
     NotPossible,  // the strategy exists on no size measured at this node count
+    // Cannot beat one node here by construction, whatever it reads: a data-parallel plan
+    // (the strategy table's baseline) with one frame in flight (SingleStream latency) runs
+    // each frame whole on one node. `read_lo`-`read_hi`: the speedups it read.
+    NoGain,
   };
   int nodes = 0;
   std::string strategy;
   Kind kind = Kind::NoData;
   Size size;      // Always: the smallest size; From: the break-even size; Never: the largest
   double at = 0;  // the speedup at `size`
-  double at_lo = 0, at_hi = 0;  // its interval
+  double at_lo = 0, at_hi = 0;      // its interval
+  double read_lo = 0, read_hi = 0;  // NoGain: the lowest and highest speedup measured
   // The answer depends on noise: a size at or below `size` (or the largest, for Never)
   // whose speedup lies within the noise margin of the threshold, on either side of it, so a
   // second run may read it on the other side. The cell is then the range from `reach` (the

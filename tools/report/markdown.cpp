@@ -256,11 +256,19 @@ std::string straddle_text(const BreakEven::Straddle& s) {
          (s.spread > 0 ? ", own spread " + fixed(100 * s.spread, 1) + " %" : "") + "]";
 }
 
-// The break-even's size as the rule read it, without its speedup: "≤ 1M", "2M", "> 20M".
-std::string firm_text(const BreakEven& be) {
-  if (be.kind == BreakEven::Kind::Always) return "≤ " + be.size.label;
-  if (be.kind == BreakEven::Kind::Never) return "> " + be.size.label;
-  return be.size.label;
+// The note of a table's "no gain" cells: why the strategy cannot beat one node here, and
+// the speedups it read all the same (over every node count of the table).
+std::string no_gain_text(const std::vector<BreakEven>& table, const std::string& strategy) {
+  double lo = 0, hi = 0;
+  for (const auto& be : table)
+    if (be.kind == BreakEven::Kind::NoGain) {
+      lo = lo > 0 ? std::min(lo, be.read_lo) : be.read_lo;
+      hi = std::max(hi, be.read_hi);
+    }
+  return "No gain: " + strategy +
+         " runs each frame whole on one node, so with one frame in flight it is never faster "
+         "than one node, at any size; its SingleStream speedups read " +
+         fixed(lo, 2) + (fixed(hi, 2) != fixed(lo, 2) ? "-" + fixed(hi, 2) : "") + "×.";
 }
 
 void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
@@ -272,6 +280,7 @@ void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
   for (std::size_t i = 0; i < fa.strategies.size(); ++i) md << "---|";
   md << "\n";
   std::vector<std::string> notes;  // one per noisy cell, in table order
+  std::size_t no_gain_note = 0;    // the one note every "no gain" cell of the table shares
   for (int n : fa.node_counts) {
     if (n == 1) continue;
     md << "| " << n << " |";
@@ -280,6 +289,13 @@ void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
       for (const auto& be : table) {
         if (be.nodes != n || be.strategy != s) continue;
         cell = break_even_cell(be);
+        if (be.kind == BreakEven::Kind::NoGain) {
+          if (no_gain_note == 0) {
+            notes.push_back(no_gain_text(table, s));
+            no_gain_note = notes.size();
+          }
+          cell += superscript(no_gain_note);
+        }
         if (be.noisy && be.kind != BreakEven::Kind::NotPossible) {
           std::string straddles;
           bool own_spread = false;  // a straddling size's own spread was wider than the margin
@@ -287,12 +303,13 @@ void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
             straddles += (straddles.empty() ? "" : ", ") + straddle_text(st);
             own_spread = own_spread || st.spread > 0;
           }
-          notes.push_back(
-              std::to_string(n) + " nodes, " + s + ": " + straddles +
-              (be.straddling.size() == 1 ? " lies" : " lie") + " within " +
-              percent_text(noise_margin) + (own_spread ? " (or its own spread, where named)" : "") +
-              " of " + speedup_threshold_text(min_gain) + ", so noise decides between " +
-              firm_text(be) + " and " + (be.reach_smallest ? "≤ " : "") + be.reach.label + ".");
+          notes.push_back("Noise: " + std::to_string(n) + " nodes, " + s + ": " + straddles +
+                          (be.straddling.size() == 1 ? " lies" : " lie") + " within " +
+                          percent_text(noise_margin) +
+                          (own_spread ? " (or its own spread, where named)" : "") + " of " +
+                          speedup_threshold_text(min_gain) +
+                          ", so noise decides where the break-even lies between " +
+                          range_end_text(be, false) + " and " + range_end_text(be, true) + ".");
           cell += superscript(notes.size());
         }
       }
@@ -302,10 +319,14 @@ void break_even_table(std::ostringstream& md, const FamilyAnalysis& fa,
   }
   md << "\n";
   for (std::size_t i = 0; i < notes.size(); ++i)
-    md << superscript(i + 1) << " Noise: " << notes[i] << "\n\n";
+    md << superscript(i + 1) << " " << notes[i] << "\n\n";
 }
 
 void break_even_section(std::ostringstream& md, const Analysis& a) {
+  bool no_gain = false;  // a table has a "no gain" cell
+  for (const auto& fa : a.families)
+    for (const auto& be : fa.latency_break_even)
+      no_gain = no_gain || be.kind == BreakEven::Kind::NoGain;
   md << "## Break-even model size\n\n"
      << "The smallest model size from which N nodes beat one node at every larger size "
         "measured by more than "
@@ -315,26 +336,38 @@ void break_even_section(std::ostringstream& md, const Analysis& a) {
         "that small decided break-evens by chance from run to run, and buy little for a "
         "second board). `≤ S`: already at the smallest size "
         "measured; `> S`: not even at the largest. The speedup at that size is in brackets "
-        "with its interval. **≈ S (noise)**: the answer depends on noise, so the cell says so "
-        "instead of flipping between runs: S is where the intervals stop lying wholly above "
-        "the threshold, and a size at or below S lies within "
+        "with its interval. **≈ A–B (noise)**: the answer depends on noise, so the cell states "
+        "the range the break-even lies in instead of flipping between runs: B is where the "
+        "intervals stop lying wholly above the threshold (where N nodes surely pay off; `> S` "
+        "when not even at the largest size), and sizes below B lie within "
      << percent_text(a.noise_margin)
      << " of the threshold, on either side of it (the noise margin: how far two runs at one "
         "commit read the same speedup apart, their p95; docs/benchmarking.md), so another run "
-        "may read it on the other side; the cell reads the same whichever side this run read "
-        "it on. Where the suite recorded the run's own spread of a speedup (its two "
+        "may read them on the other side; A is the smallest size the break-even reaches if "
+        "they all count as wins (`≤ S`: the smallest size measured). `≈ ≥ S (noise)`: only "
+        "the largest size, S, lies within the margin (S or beyond); `≈ any size (noise)`: "
+        "every size does. Any reading of those sizes "
+        "within their bands gives a break-even in the range, so two runs whose readings lie "
+        "within the margin of one another state ranges that overlap, even where the ranges "
+        "differ (`scripts/compare_breakeven.py` counts such cells as consistent); a firm "
+        "answer is a range of one size. Where the suite recorded the run's own spread of a "
+        "speedup (its two "
         "measurements' halves apart: the steady window's two halves' rates, or the first and "
         "second half of the frames' median latencies, summed over the configuration and its "
         "1-node baseline) and it is larger than the margin, it takes the margin's place: a "
         "load that came or went while a size was measured makes that size no firmer than it "
         "is. The note under the table names those sizes with their speedup and interval (the "
         "value divided and multiplied by 1 + the margin or that larger own spread, or the "
-        "repetitions' 95 % interval where wider) and how far down the cell could move. "
-        "`replicate` "
-        "runs the whole model on every node (data parallel) and is the baseline the model-"
-        "parallel strategies are judged against. Times are "
-     << (a.modeled ? "**modeled**" : "**measured**") << " (" << a.timing_label << "; link "
-     << a.link_label << ").\n\n";
+        "repetitions' 95 % interval where wider). `"
+     << baseline_strategy()
+     << "` runs the whole model on every node (data parallel) and is the baseline the model-"
+        "parallel strategies are judged against"
+     << (no_gain ? "; it runs each frame whole on one node, so with one frame in flight "
+                   "(SingleStream) it cannot beat one node: **no gain**, whatever its speedups "
+                   "read (the note gives them)"
+                 : "")
+     << ". Times are " << (a.modeled ? "**modeled**" : "**measured**") << " (" << a.timing_label
+     << "; link " << a.link_label << ").\n\n";
   for (const auto& fa : a.families) {
     if (fa.throughput_break_even.empty()) continue;
     md << "### " << fa.family
@@ -686,36 +719,53 @@ void family_section(std::ostringstream& md, const RunResults& results, const Ana
 
 }  // namespace
 
-std::string break_even_cell(const BreakEven& be) {
-  const std::string at = speedup_text(be.at, be.at_lo, be.at_hi);
-  if (be.noisy) {
-    // The size where the walk stopped, with the mark and without the speedups, which move
-    // from run to run: the same text from a run that read a straddling size just below the
-    // threshold and from one that read it just above (both within the margin).
-    switch (be.kind) {
-      case BreakEven::Kind::Always:
-        return "≈ ≤ " + be.size.label + " (noise)";
-      case BreakEven::Kind::From:
-        return "≈ " + be.size.label + " (noise)";
-      case BreakEven::Kind::Never:
-        return "≈ > " + be.size.label + " (noise)";
-      default:
-        break;
-    }
-  }
+std::string range_end_text(const BreakEven& be, bool upper) {
+  if (!upper && be.noisy) return (be.reach_smallest ? "≤ " : "") + be.reach.label;
   switch (be.kind) {
     case BreakEven::Kind::Always:
-      return "≤ " + be.size.label + " (" + at + ")";
-    case BreakEven::Kind::From:
-      return be.size.label + " (" + at + ")";
+      return "≤ " + be.size.label;
     case BreakEven::Kind::Never:
-      return "> " + be.size.label + " (" + at + " at " + be.size.label + ")";
+      return "> " + be.size.label;
+    default:
+      return be.size.label;
+  }
+}
+
+std::string break_even_answer(const BreakEven& be) {
+  switch (be.kind) {
     case BreakEven::Kind::NotPossible:
       return "not possible";
     case BreakEven::Kind::NoData:
+      return "—";
+    case BreakEven::Kind::NoGain:
+      return "no gain";
+    default:
       break;
   }
-  return "—";
+  // Noise decides: the range the break-even lies in, from the smallest size it reaches when
+  // the straddling sizes count as wins to where it stays when they count as losses. Every
+  // reading of those sizes within their bands gives a break-even in it, so two runs whose
+  // readings lie within the band of one another state ranges that overlap.
+  if (be.noisy) {
+    // The ranges with nothing firm in them, said short: every size straddles ("≤ 1M–> 200M"),
+    // or only the largest ("200M–> 200M": that size or beyond).
+    if (be.kind == BreakEven::Kind::Never && be.reach_smallest) return "≈ any size (noise)";
+    if (be.kind == BreakEven::Kind::Never && be.reach.label == be.size.label)
+      return "≈ ≥ " + be.size.label + " (noise)";
+    return "≈ " + range_end_text(be, false) + "–" + range_end_text(be, true) + " (noise)";
+  }
+  return range_end_text(be, true);
+}
+
+std::string break_even_cell(const BreakEven& be) {
+  // A range carries no speedup: those of its sizes move from run to run.
+  if (be.noisy || be.kind == BreakEven::Kind::NotPossible || be.kind == BreakEven::Kind::NoData ||
+      be.kind == BreakEven::Kind::NoGain)
+    return break_even_answer(be);
+  const std::string at = speedup_text(be.at, be.at_lo, be.at_hi);
+  if (be.kind == BreakEven::Kind::Never)
+    return break_even_answer(be) + " (" + at + " at " + be.size.label + ")";
+  return break_even_answer(be) + " (" + at + ")";
 }
 
 std::string render_markdown(const RunResults& results, const Analysis& a,

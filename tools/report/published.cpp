@@ -4,10 +4,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 #include <vector>
 
 #include "dpu_section.hpp"
+#include "markdown.hpp"
 
 namespace dpushard::report {
 namespace {
@@ -96,29 +98,44 @@ std::string components(const FamilyAnalysis& fa, const Row& r, double link_gbps)
   return fa.family + " (" + m.size + ", " + m.strategy + "): " + joined_parts(parts);
 }
 
-// The smallest break-even over the strategies on `nodes` nodes, with its strategy.
+// Where a break-even surely is (the upper end of its range: +inf for "> S") and the
+// smallest size it may be (the lower end), by parameter count, to order strategies.
+double upper_params(const BreakEven& be) {
+  return be.kind == BreakEven::Kind::Never ? std::numeric_limits<double>::infinity()
+                                           : be.size.params;
+}
+double lower_params(const BreakEven& be) { return be.noisy ? be.reach.params : upper_params(be); }
+
+// The best break-even over the strategies on `nodes` nodes, with its strategy: the smallest
+// size where N nodes surely pay off, then the smallest they may pay off from. A noisy "> S"
+// counts (N nodes may pay off within the sizes measured); a firm one does not, nor "no gain"
+// (a strategy that cannot beat one node in this scenario).
 const BreakEven* best_break_even(const std::vector<BreakEven>& table, int nodes) {
   const BreakEven* best = nullptr;
   for (const auto& be : table)
     if (be.nodes == nodes &&
-        (be.kind == BreakEven::Kind::Always || be.kind == BreakEven::Kind::From) &&
-        (!best || be.size.params < best->size.params))
+        (be.kind == BreakEven::Kind::Always || be.kind == BreakEven::Kind::From ||
+         (be.kind == BreakEven::Kind::Never && be.noisy)) &&
+        (!best || upper_params(be) < upper_params(*best) ||
+         (upper_params(be) == upper_params(*best) && lower_params(be) < lower_params(*best))))
       best = &be;
   return best;
 }
 
+// The answer as the break-even table states it ("≈ 2M–5M (noise)" where noise decides),
+// with its strategy; "> S" when no strategy pays off at any size measured.
 std::string break_even_text(const std::vector<BreakEven>& table, int nodes) {
   const BreakEven* best = best_break_even(table, nodes);
   if (!best) {
     for (const auto& be : table)
-      if (be.nodes == nodes && be.kind == BreakEven::Kind::Never)
-        return "> " + be.size.label + (be.noisy ? " (noise)" : "");
+      if (be.nodes == nodes && be.kind == BreakEven::Kind::Never) return break_even_answer(be);
+    // Only strategies that cannot gain here (replicate with one frame in flight).
+    for (const auto& be : table)
+      if (be.nodes == nodes && be.kind == BreakEven::Kind::NoGain)
+        return break_even_answer(be) + " (" + be.strategy + ")";
     return "not measured";
   }
-  return std::string(best->noisy ? "≈ " : "") +
-         std::string(best->kind == BreakEven::Kind::Always ? "≤ " : "") + best->size.label +
-         (best->noisy ? " (noise: as low as " + best->reach.label + ")" : "") + " (" +
-         best->strategy + ")";
+  return break_even_answer(*best) + " (" + best->strategy + ")";
 }
 
 // Both break-evens of a family on `nodes` nodes, and the reason named from them: the
@@ -129,28 +146,28 @@ std::string break_evens(const FamilyAnalysis& fa, int nodes, const std::string& 
          label + ")";
 }
 
-// "≤ 1M", "2M": where a break-even is, without its speedup.
-std::string at_size(const BreakEven& be) {
-  return (be.kind == BreakEven::Kind::Always ? "≤ " : "") + be.size.label;
-}
-
 std::string break_even_reason(const FamilyAnalysis& fa, int nodes) {
   const BreakEven* t = best_break_even(fa.throughput_break_even, nodes);
   const BreakEven* l = best_break_even(fa.latency_break_even, nodes);
   if (!t && !l) return "";
   std::string text = fa.family + ": ";
   const std::string n = std::to_string(nodes) + " nodes";
-  if (t && (!l || t->size.params < l->size.params))
-    text += "pipelining: with frames in flight (Offline) " + n + " pay off from " + at_size(*t) +
-            ", one frame alone (SingleStream) " +
-            (l ? "from " + at_size(*l) : std::string("not at the sizes measured"));
-  else if (t)
-    text += "pipelining changes nothing here: " + n + " pay off from " + at_size(*t) +
+  if (t && l && break_even_answer(*t) == break_even_answer(*l))
+    text += "pipelining changes nothing here: " + n + " pay off from " + break_even_answer(*t) +
             " in both scenarios";
+  else if (t && (!l || upper_params(*t) <= upper_params(*l)))
+    text += "pipelining: with frames in flight (Offline) " + n + " pay off from " +
+            break_even_answer(*t) + ", one frame alone (SingleStream) " +
+            (l ? "from " + break_even_answer(*l) : std::string("not at the sizes measured"));
+  else if (t)
+    text += "pipelining gains nothing here: with frames in flight (Offline) " + n +
+            " pay off from " + break_even_answer(*t) + ", one frame alone (SingleStream) from " +
+            break_even_answer(*l);
   else
-    text += "one frame alone pays off from " + at_size(*l) + ", the throughput at no size";
-  // At the break-even size: what crosses the wire.
-  if (t)
+    text +=
+        "one frame alone pays off from " + break_even_answer(*l) + ", the throughput at no size";
+  // At the size where the throughput surely pays off: what crosses the wire.
+  if (t && t->kind != BreakEven::Kind::Never)
     for (const auto& r : fa.rows)
       if (r.m.size == t->size.label && r.m.nodes == nodes && r.m.strategy == t->strategy &&
           !r.m.failed && r.m.node_bytes_per_frame > 0)

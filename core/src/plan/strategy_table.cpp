@@ -1,7 +1,10 @@
-// The strategy table (dpushard/plan/strategy_table.hpp). A new strategy is one row here plus its
-// planner file in core/src/split (docs/extending.md).
+// The strategy table (dpushard/plan/strategy_table.hpp). A new strategy is one row here (a row
+// function and its place in make_table) plus its planner file, core/src/split/strategy_<name>.cpp
+// (docs/extending.md).
 
 #include "dpushard/plan/strategy_table.hpp"
+
+#include <algorithm>
 
 #include "dpushard/base/error.hpp"
 
@@ -9,67 +12,91 @@ namespace dpushard {
 
 namespace {
 
+// One function per row, in the report's order (make_table).
+StrategyInfo experts_row() {
+  StrategyInfo s;
+  s.name = "experts";
+  s.summary = "model parallel: the fork-join's expert branches spread over the nodes";
+  s.requestable = true;
+  s.recorded = true;
+  s.inner_min_replicas = 2;
+  s.min_nodes = 2;
+  s.candidate_rank = 2;
+  s.falls_back_to = "pipeline";
+  s.needs_fork_join = true;
+  s.options = {"--min-parallel"};
+  s.color = "tab:blue";
+  return s;
+}
+
+StrategyInfo pipeline_row() {
+  StrategyInfo s;
+  s.name = "pipeline";
+  s.summary = "stages: consecutive slices of the model, one per node";
+  s.requestable = true;
+  s.recorded = true;
+  s.inner_min_replicas = 2;
+  s.min_nodes = 2;
+  s.candidate_rank = 1;
+  s.options = {"--cuts"};
+  s.color = "tab:orange";
+  return s;
+}
+
+StrategyInfo replicate_row() {
+  StrategyInfo s;
+  s.name = "replicate";
+  s.summary = "data parallel: the whole model on every node, frames shared out";
+  s.requestable = true;
+  s.recorded = true;
+  s.baseline = true;
+  s.color = "tab:gray";
+  return s;
+}
+
+StrategyInfo hybrid_row() {
+  StrategyInfo s;
+  s.name = "hybrid";
+  s.summary = "replicas of an experts, pipeline or pipelined-experts plan";
+  s.requestable = true;
+  s.recorded = true;
+  s.composite = true;
+  s.min_nodes = 2;
+  s.candidate_rank = 3;
+  s.options = {"--replicas"};
+  s.color = "tab:green";
+  return s;
+}
+
+StrategyInfo automatic_row() {
+  StrategyInfo s;
+  s.name = "auto";
+  s.summary = "the planner's choice: the best of the others for --objective";
+  s.requestable = true;
+  s.chooses = true;
+  s.options = {"--objective", "--max-latency-ms", "--cuts"};  // --cuts: the pipeline's
+  s.color = "tab:red";
+  return s;
+}
+
+StrategyInfo pipelined_experts_row() {
+  StrategyInfo s;
+  s.name = "pipelined-experts";
+  s.summary = "a hybrid's inner plan: the expert branches as pipelined stages";
+  s.inner_min_replicas = 1;
+  s.min_nodes = 2;
+  s.needs_fork_join = true;
+  return s;
+}
+
 std::vector<StrategyInfo> make_table() {
   std::vector<StrategyInfo> t;
-  StrategyInfo experts;
-  experts.name = "experts";
-  experts.summary = "model parallel: the fork-join's expert branches spread over the nodes";
-  experts.planner = Strategy::Experts;
-  experts.recorded = true;
-  experts.inner_min_replicas = 2;
-  experts.min_nodes = 2;
-  experts.needs_fork_join = true;
-  experts.options = {"--min-parallel"};
-  experts.color = "tab:blue";
-  t.push_back(experts);
-
-  StrategyInfo pipeline;
-  pipeline.name = "pipeline";
-  pipeline.summary = "stages: consecutive slices of the model, one per node";
-  pipeline.planner = Strategy::Pipeline;
-  pipeline.recorded = true;
-  pipeline.inner_min_replicas = 2;
-  pipeline.min_nodes = 2;
-  pipeline.options = {"--cuts"};
-  pipeline.color = "tab:orange";
-  t.push_back(pipeline);
-
-  StrategyInfo replicate;
-  replicate.name = "replicate";
-  replicate.summary = "data parallel: the whole model on every node, frames shared out";
-  replicate.planner = Strategy::Replicate;
-  replicate.recorded = true;
-  replicate.baseline = true;
-  replicate.color = "tab:gray";
-  t.push_back(replicate);
-
-  StrategyInfo hybrid;
-  hybrid.name = "hybrid";
-  hybrid.summary = "replicas of an experts, pipeline or pipelined-experts plan";
-  hybrid.planner = Strategy::Hybrid;
-  hybrid.recorded = true;
-  hybrid.composite = true;
-  hybrid.min_nodes = 2;
-  hybrid.options = {"--replicas"};
-  hybrid.color = "tab:green";
-  t.push_back(hybrid);
-
-  StrategyInfo automatic;
-  automatic.name = "auto";
-  automatic.summary = "the planner's choice: the best of the others for --objective";
-  automatic.planner = Strategy::Auto;
-  automatic.chooses = true;
-  automatic.options = {"--objective", "--max-latency-ms"};
-  automatic.color = "tab:red";
-  t.push_back(automatic);
-
-  StrategyInfo pipelined;
-  pipelined.name = "pipelined-experts";
-  pipelined.summary = "a hybrid's inner plan: the expert branches as pipelined stages";
-  pipelined.inner_min_replicas = 1;
-  pipelined.min_nodes = 2;
-  pipelined.needs_fork_join = true;
-  t.push_back(pipelined);
+  t.push_back(experts_row());
+  t.push_back(pipeline_row());
+  t.push_back(replicate_row());
+  t.push_back(hybrid_row());
+  t.push_back(automatic_row());
+  t.push_back(pipelined_experts_row());
   return t;
 }
 
@@ -89,14 +116,26 @@ const StrategyInfo* find_strategy(std::string_view name) {
 std::vector<std::string> requestable_strategies() {
   std::vector<std::string> names;
   for (const StrategyInfo& s : strategy_table())
-    if (s.planner) names.push_back(s.name);
+    if (s.requestable) names.push_back(s.name);
+  return names;
+}
+
+std::vector<std::string> candidate_strategies() {
+  std::vector<const StrategyInfo*> rows;
+  for (const StrategyInfo& s : strategy_table())
+    if (s.requestable && !s.chooses) rows.push_back(&s);
+  std::stable_sort(rows.begin(), rows.end(), [](const StrategyInfo* a, const StrategyInfo* b) {
+    return a->candidate_rank < b->candidate_rank;
+  });
+  std::vector<std::string> names;
+  for (const StrategyInfo* s : rows) names.push_back(s->name);
   return names;
 }
 
 std::vector<std::string> plain_strategies() {
   std::vector<std::string> names;
   for (const StrategyInfo& s : strategy_table())
-    if (s.planner && !s.composite && !s.chooses) names.push_back(s.name);
+    if (s.requestable && !s.composite && !s.chooses) names.push_back(s.name);
   return names;
 }
 
@@ -132,18 +171,24 @@ const std::string& baseline_strategy() {
   throw Error("the strategy table has no baseline");
 }
 
-std::string_view strategy_name(Strategy strategy) {
+const std::string& chooser_strategy() {
   for (const StrategyInfo& s : strategy_table())
-    if (s.planner == strategy) return s.name;
-  throw Error("strategy " + std::to_string(static_cast<int>(strategy)) + " has no table entry");
+    if (s.chooses) return s.name;
+  throw Error("the strategy table has no planner's choice");
 }
 
-Strategy parse_strategy(std::string_view text) {
+bool strategy_reads(std::string_view name, std::string_view option) {
+  const StrategyInfo* s = find_strategy(name);
+  return s != nullptr &&
+         std::find(s->options.begin(), s->options.end(), option) != s->options.end();
+}
+
+std::string parse_strategy(std::string_view text) {
   const StrategyInfo* s = find_strategy(text);
-  if (s == nullptr || !s->planner)
+  if (s == nullptr || !s->requestable)
     throw Error("unknown strategy '" + std::string(text) +
                 "' (known: " + requestable_strategies_text() + ")");
-  return *s->planner;
+  return s->name;
 }
 
 }  // namespace dpushard

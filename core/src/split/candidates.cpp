@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "dpushard/plan/strategy_table.hpp"
 #include "extract.hpp"
 #include "memory_fit.hpp"
 
@@ -11,13 +12,13 @@ namespace {
 
 // Prices `p` (or records why it is not possible, or does not fit) and adds it to `set`.
 void consider(CandidateSet& set, const StrategyInput& input, const CandidatePricing& pricing,
-              const std::string& name, std::optional<Partition> p, const std::string& why,
-              const std::string& inner = "", int replicas = 0) {
+              const std::string& name, Proposal proposal) {
   const SplitOptions& options = pricing.options;
+  std::optional<Partition>& p = proposal.partition;
   PlanCandidate c;
   c.strategy = name;
-  c.inner_strategy = inner;
-  c.replicas = replicas;
+  c.inner_strategy = proposal.inner_strategy;
+  c.replicas = proposal.replicas;
   std::string misfit;
   if (p && (pricing.priced || pricing.budgeted)) {
     const auto ex = extract(input.graph, *p, options.output_fix, Weights::LeftOut);
@@ -46,7 +47,7 @@ void consider(CandidateSet& set, const StrategyInput& input, const CandidatePric
         estimate(input.graph, *p, pricing.cost, options.output_fix, nullptr, &pricing.models)
             .predicted;
   } else {
-    c.note = why;
+    c.note = proposal.why_not;
   }
   set.candidates.push_back(c);
   set.partitions.push_back(std::move(p));
@@ -90,13 +91,14 @@ class LatencyBound {
   double bound_;
 };
 
-// The best hybrid for the objective: among those meeting the bound if any do.
-std::optional<std::size_t> best_hybrid(const CandidateSet& set, const LatencyBound& bound,
-                                       Objective objective) {
+// The requested strategy's best candidate for the objective (a composite has several):
+// among those meeting the bound if any do; none: none is possible.
+std::optional<std::size_t> best_of(const CandidateSet& set, const std::string& requested,
+                                   const LatencyBound& bound, Objective objective) {
   std::optional<std::size_t> best;
   const auto& c = set.candidates;
   for (std::size_t i = 0; i < c.size(); ++i) {
-    if (c[i].strategy != "hybrid" || !set.partitions[i]) continue;
+    if (c[i].strategy != requested || !set.partitions[i]) continue;
     if (!best || (bound.met_by(i) && !bound.met_by(*best)) ||
         (bound.met_by(i) == bound.met_by(*best) &&
          better_prediction(c[i].predicted, c[*best].predicted, objective)))
@@ -110,8 +112,8 @@ void refuse_misfits(const CandidateSet& set, const SplitOptions& options,
                     const std::string& requested) {
   const std::string nodes =
       std::to_string(options.nodes) + " node" + (options.nodes == 1 ? "" : "s");
-  if (options.nodes == 1 || options.strategy != Strategy::Auto) {
-    const std::string asked = options.nodes == 1 ? "replicate" : requested;
+  if (options.nodes == 1 || !strategy_chooses(options.strategy)) {
+    const std::string asked = options.nodes == 1 ? baseline_strategy() : requested;
     if (const std::string misfit = set.misfit_of(asked); !misfit.empty())
       throw Error("split: " + misfit + " (the " + requested + " plan on " + nodes + ")");
   } else if (std::none_of(set.partitions.begin(), set.partitions.end(),
@@ -143,19 +145,21 @@ std::size_t choose_auto(const CandidateSet& set, const SplitOptions& options,
   return *best;
 }
 
-// A requested strategy that is not possible falls back: experts -> pipeline -> replicate,
-// saying why.
-std::size_t fall_back(const CandidateSet& set, const SplitOptions& options,
-                      const std::string& requested, std::vector<PlanAdjustment>& adjustments) {
+// A requested strategy that is not possible falls back, saying why: to its row's
+// falls_back_to (experts: pipeline), else to the baseline (replicate).
+std::size_t fall_back(const CandidateSet& set, const std::string& requested,
+                      std::vector<PlanAdjustment>& adjustments) {
   std::string why;
   for (const auto& c : set.candidates)
     if (c.strategy == requested && why.empty()) why = c.note;
   std::optional<std::size_t> fallback;
-  if (options.strategy == Strategy::Experts) fallback = set.index_of("pipeline");
-  if (!fallback) fallback = set.index_of("replicate");
+  const StrategyInfo* row = find_strategy(requested);
+  if (row != nullptr && !row->falls_back_to.empty()) fallback = set.index_of(row->falls_back_to);
+  const std::string& baseline = baseline_strategy();
+  if (!fallback) fallback = set.index_of(baseline);
   if (!fallback)
     throw Error("split: " + requested + " is not possible: " + why + "; and " +
-                set.misfit_of("replicate") + " (replicate)");
+                set.misfit_of(baseline) + " (" + baseline + ")");
   const std::string& to = set.candidates[*fallback].strategy;
   adjustments.push_back(
       {"fallback", requested, to, requested + " is not possible: " + why + "; using " + to});
@@ -182,47 +186,36 @@ std::string CandidateSet::misfit_of(const std::string& strategy) const {
   return {};
 }
 
-CandidateSet gather_candidates(const StrategyInput& input, const CandidatePricing& pricing,
-                               const std::vector<std::size_t>& cut_positions) {
+CandidateSet gather_candidates(const StrategyInput& input, const CandidatePricing& pricing) {
   CandidateSet set;
+  const std::string& baseline = baseline_strategy();
   if (input.nodes == 1) {
-    Partition p = whole_model(input.graph, "replicate", {0});
+    Partition p = whole_model(input.graph, baseline, {0});
     p.structure = "one node: the whole model is one fragment";
-    consider(set, input, pricing, "replicate", std::move(p), "");
+    consider(set, input, pricing, baseline, one_proposal(std::move(p)).front());
     return set;
   }
-  consider(set, input, pricing, "replicate", plan_replicate(input), "");
-  std::string why;
-  auto pipe = plan_pipeline(input, cut_positions, why);
-  consider(set, input, pricing, "pipeline", std::move(pipe), why);
-  why.clear();
-  auto experts = plan_experts(input, why);
-  consider(set, input, pricing, "experts", std::move(experts), why);
-  // Hybrids: the pipelined experts, and R replicas of a model-parallel plan on k nodes each
-  // for every nodes = R x k.
-  for (auto& h : plan_hybrids(input, pricing.options.replicas))
-    consider(set, input, pricing, "hybrid", std::move(h.partition), h.why_not, h.inner_strategy,
-             h.replicas);
+  // Each strategy's planner (strategy_<name>.cpp), in the table's candidate order.
+  for (const std::string& name : candidate_strategies())
+    for (Proposal& proposal : planner_for(name).propose(input))
+      consider(set, input, pricing, name, std::move(proposal));
   return set;
 }
 
 std::size_t choose_candidate(const CandidateSet& set, const SplitOptions& options,
                              std::vector<PlanAdjustment>& adjustments) {
-  const std::string requested(strategy_name(options.strategy));
+  const std::string& requested = options.strategy;
   const LatencyBound bound(set, options);
   refuse_misfits(set, options, requested);
   std::size_t chosen = 0;
   if (options.nodes == 1) {
     chosen = 0;
-  } else if (options.strategy == Strategy::Auto) {
+  } else if (strategy_chooses(requested)) {
     chosen = choose_auto(set, options, bound, adjustments);
-  } else if (auto h = best_hybrid(set, bound, options.objective);
-             options.strategy == Strategy::Hybrid && h) {
-    chosen = *h;
-  } else if (auto i = set.index_of(requested)) {
-    chosen = *i;
+  } else if (auto best = best_of(set, requested, bound, options.objective)) {
+    chosen = *best;
   } else {
-    chosen = fall_back(set, options, requested, adjustments);
+    chosen = fall_back(set, requested, adjustments);
   }
   const PlanCandidate& c = set.candidates[chosen];
   if (!bound.met_by(chosen))
@@ -234,7 +227,7 @@ std::size_t choose_candidate(const CandidateSet& set, const SplitOptions& option
     const std::string& to = c.strategy;
     const std::string& from = set.candidates[i].strategy;
     adjustments.push_back({"memory", from, to,
-                           from == "replicate"
+                           strategy_is_baseline(from)
                                ? "the whole model fits no single " + options.memory_board + " (" +
                                      set.misfits[i] + "): only model-parallel plans; using " + to
                                : from + " left out: " + set.misfits[i]});
@@ -263,7 +256,7 @@ bool beats(const PlanPrediction& a, std::size_t a_index, const PlanPrediction& b
 std::vector<PlanCandidate> listed_candidates(const CandidateSet& set, std::size_t chosen,
                                              std::vector<PlanAdjustment>& adjustments) {
   const auto& all = set.candidates;
-  const auto is_hybrid = [&](std::size_t i) { return all[i].strategy == "hybrid"; };
+  const auto is_hybrid = [&](std::size_t i) { return strategy_is_composite(all[i].strategy); };
   const auto possible = [&](std::size_t i) { return set.partitions[i] && all[i].note.empty(); };
   std::size_t hybrids = 0, impossible = 0;
   for (std::size_t i = 0; i < all.size(); ++i)

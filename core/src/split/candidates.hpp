@@ -33,9 +33,9 @@ struct CandidatePricing {
   bool budgeted = false;  // nodes have memory budgets
 };
 
-// Every strategy's candidate for `input` (one node: the whole model only).
-CandidateSet gather_candidates(const StrategyInput& input, const CandidatePricing& pricing,
-                               const std::vector<std::size_t>& cut_positions);
+// Every strategy's candidates for `input`, from the planners of the strategy table's
+// candidate_strategies() in order (one node: the whole model only).
+CandidateSet gather_candidates(const StrategyInput& input, const CandidatePricing& pricing);
 
 // The candidates plan.yaml and `split` list: all of them while there are at most a dozen
 // hybrids; past that (hundreds of nodes), the other strategies, the chosen plan and the

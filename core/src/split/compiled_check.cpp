@@ -14,6 +14,7 @@
 #include "dpushard/exec/backend.hpp"
 #include "dpushard/graph/shape.hpp"
 #include "dpushard/plan/fragment_io.hpp"
+#include "dpushard/split/oracle.hpp"
 #include "dpushard/xmodel/xmodel.hpp"
 
 namespace dpushard {
@@ -76,10 +77,10 @@ void check_boundary(const std::string& where, const char* kind,
 // Whether the oracle predicted `op` (a compiled op's name) on the CPU: a `cpu` finding names
 // it, or the `_int` op it was compiled from (the compiler appends to names, never renames).
 bool predicted_on_cpu(const PlanFragment& fragment, const std::string& op) {
-  return std::any_of(fragment.oracle_findings.begin(), fragment.oracle_findings.end(),
-                     [&](const PlanFinding& f) {
-                       return f.verdict == "cpu" && !f.op.empty() && op.starts_with(f.op);
-                     });
+  return std::any_of(
+      fragment.oracle_findings.begin(), fragment.oracle_findings.end(), [&](const PlanFinding& f) {
+        return f.verdict == verdict_name(Verdict::Cpu) && !f.op.empty() && op.starts_with(f.op);
+      });
 }
 
 }  // namespace

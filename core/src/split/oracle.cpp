@@ -85,9 +85,8 @@ std::string_view verdict_name(Verdict verdict) {
 }
 
 Verdict parse_verdict(std::string_view text) {
-  if (text == "dpu") return Verdict::Dpu;
-  if (text == "dpu+boundary") return Verdict::DpuBoundary;
-  if (text == "cpu") return Verdict::Cpu;
+  for (const Verdict v : {Verdict::Dpu, Verdict::DpuBoundary, Verdict::Cpu})
+    if (text == verdict_name(v)) return v;
   throw Error("unknown verdict '" + std::string(text) + "' (known: dpu, dpu+boundary, cpu)");
 }
 

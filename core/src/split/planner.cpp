@@ -97,14 +97,24 @@ void check_model_and_options(const Graph& model, const SplitOptions& options) {
   validate(model);
 }
 
-// --cuts and --replicas against the strategy asked for.
+// The strategies that read `option` (their table rows list it), the planner's choice aside:
+// "pipeline" for --cuts.
+std::string readers_of(std::string_view option) {
+  std::string names;
+  for (const StrategyInfo& s : strategy_table())
+    if (!s.chooses && strategy_reads(s.name, option)) names += (names.empty() ? "" : ", ") + s.name;
+  return names;
+}
+
+// The strategy asked for, and --cuts and --replicas against it (its table row's options).
 void check_strategy_options(const SplitOptions& options) {
-  if (!options.cuts.empty() && options.strategy != Strategy::Pipeline &&
-      options.strategy != Strategy::Auto)
-    throw Error("split: --cuts applies to the pipeline strategy only");
+  (void)parse_strategy(options.strategy);
+  if (!options.cuts.empty() && !strategy_reads(options.strategy, "--cuts"))
+    throw Error("split: --cuts applies to the " + readers_of("--cuts") + " strategy only");
   if (options.replicas != 0) {
-    if (options.strategy != Strategy::Hybrid)
-      throw Error("split: --replicas applies to the hybrid strategy only");
+    if (!strategy_reads(options.strategy, "--replicas"))
+      throw Error("split: --replicas applies to the " + readers_of("--replicas") +
+                  " strategy only");
     if (options.replicas < 1 || options.nodes / options.replicas < 2)
       throw Error("split: --replicas " + std::to_string(options.replicas) + " on " +
                   std::to_string(options.nodes) +
@@ -203,10 +213,12 @@ Partition chosen_partition(split::CandidateSet& set, std::size_t chosen,
                            const SplitOptions& options, std::vector<PlanAdjustment>& adjustments) {
   Partition partition = std::move(*set.partitions[chosen]);
   adjustments.insert(adjustments.end(), partition.adjustments.begin(), partition.adjustments.end());
-  // One node: every strategy is the whole model, recorded under the name asked for.
-  if (options.nodes == 1 && options.strategy != Strategy::Replicate &&
-      options.strategy != Strategy::Hybrid && options.strategy != Strategy::Auto)
-    partition.strategy = strategy_name(options.strategy);
+  // One node: every strategy is the whole model, recorded under the name asked for (the
+  // baseline's, for a composite or the planner's choice).
+  const std::string& asked = options.strategy;
+  if (options.nodes == 1 && !strategy_is_baseline(asked) && !strategy_is_composite(asked) &&
+      !strategy_chooses(asked))
+    partition.strategy = asked;
   return partition;
 }
 
@@ -245,11 +257,11 @@ void describe_plan(Plan& plan, const Graph& model, const Graph& graph, const Spl
   plan.model_inputs = split::model_inputs(graph);
   plan.model_outputs = split::model_outputs(graph);
   plan.strategy = partition.strategy;
-  if (partition.strategy == "hybrid") {
+  if (strategy_is_composite(partition.strategy)) {
     plan.inner_strategy = chosen.inner_strategy;
     plan.replicas = chosen.replicas;
   }
-  plan.requested_strategy = std::string(strategy_name(options.strategy));
+  plan.requested_strategy = options.strategy;
   plan.objective = std::string(objective_name(options.objective));
   plan.max_latency_ms = options.max_latency_ms > 0 ? options.max_latency_ms : 0;
   plan.nodes = options.nodes;
@@ -285,14 +297,15 @@ SplitResult split_model(const Graph& model, const SplitOptions& options) {
                                    options.objective,
                                    options.output_fix,
                                    options.min_parallel_fraction,
-                                   placement_boards(models, cost, options)};
-  const auto cut_positions = requested_cut_positions(units, options, adjustments);
+                                   placement_boards(models, cost, options),
+                                   requested_cut_positions(units, options, adjustments),
+                                   options.replicas};
 
   // Candidates, and the one the plan is made of.
   const bool budgeted = memory_budgeted(options);
   const bool priced = priced_by_fragment(cost, models);
   const split::CandidatePricing pricing{cost, models, options, priced, budgeted};
-  split::CandidateSet set = split::gather_candidates(input, pricing, cut_positions);
+  split::CandidateSet set = split::gather_candidates(input, pricing);
   const std::size_t chosen = split::choose_candidate(set, options, adjustments);
   Partition partition = chosen_partition(set, chosen, options, adjustments);
 

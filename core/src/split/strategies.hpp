@@ -1,9 +1,10 @@
 #pragma once
-// The strategies. Each turns the unit graph into a partition for `nodes` node slots, or
-// says why it cannot (`why_not`), so auto can compare what is possible.
+// The strategies' planners. Each turns the unit graph into a partition for `nodes` node
+// slots, or says why it cannot (`why_not`), so auto can compare what is possible.
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "partition.hpp"
@@ -19,6 +20,10 @@ struct StrategyInput {
   double min_parallel_fraction = 0.05;
   // Each node's board (mixed boards); empty: every node is `cost`'s.
   NodeModels models = {};
+  // Requested pipeline cuts: unit positions (pipeline_cut_for); empty: the planner chooses.
+  std::vector<std::size_t> cuts = {};
+  // A hybrid's replica count (--replicas); 0: every count.
+  int replicas = 0;
 
   const NodeModels* node_models() const { return models.empty() ? nullptr : &models; }
   // Fragments node `node` runs at once (its DPU cores).
@@ -38,48 +43,41 @@ struct StrategyInput {
 // the nodes in the order their slots come.
 std::vector<int> node_slots(const StrategyInput& in, const std::vector<int>& order);
 
-// Every node runs the whole model (data parallel).
-Partition plan_replicate(const StrategyInput& in);
-
-// Stages: contiguous runs of a topological order, cut wherever the predicted cost balances
-// best (the tensors crossing a cut priced on the links), whatever set of tensors is live
-// there (pipeline_cuts.hpp). `cuts` are requested unit positions (see pipeline_cut_for);
-// empty: choose.
-std::optional<Partition> plan_pipeline(const StrategyInput& in,
-                                       const std::vector<std::size_t>& cuts, std::string& why_not);
-
 // Where a cut requested after op `op` lands: the position (in graph.order()) of the last
 // unit before it. A cut inside a unit moves to the unit's end (its closing fix) and records
 // why in `adjustments`; throws dpushard::Error when the model cannot be cut at all.
 std::size_t pipeline_cut_for(const UnitGraph& graph, const std::string& op,
                              std::vector<PlanAdjustment>& adjustments);
 
-// Stem / branches / tail around the most parallel fork-join, branches spread over the nodes
-// (LPT), stem and tail placed to minimise the objective and then the bytes moved.
-std::optional<Partition> plan_experts(const StrategyInput& in, std::string& why_not);
-
-// Experts whose branches are themselves pipelined: with more node slots than branches, the
-// slots beyond one per branch go to the branches with the most time per stage, and each
-// such branch runs as a pipeline over its slots (strategy_pipelined_experts.cpp).
-std::optional<Partition> plan_pipelined_experts(const StrategyInput& in, std::string& why_not);
-
-// `replicas` copies of `inner` (an experts, pipeline or pipelined-experts partition for
-// `nodes_per_replica` nodes, one node per fragment), replica r on nodes
-// r * nodes_per_replica + n (hybrid.cpp). One replica: `inner` itself, named a hybrid.
+// `replicas` copies of `inner` (a partition of an inner plan, strategy_table.hpp's
+// inner_min_replicas, for `nodes_per_replica` nodes, one node per fragment), replica r on
+// nodes r * nodes_per_replica + n (strategy_hybrid.cpp).
 Partition plan_hybrid(const Partition& inner, int replicas, int nodes_per_replica);
 
-// Every hybrid (only those of R = `replicas` when it is not 0): the pipelined experts on all
-// the nodes (R = 1), and for every R >= 2 replicas of k = in.nodes / R >= 2 nodes each (the
-// in.nodes - R x k nodes left over stay idle) R copies of the experts, the pipeline and the
-// pipelined-experts plan for k nodes (chosen for in.objective, the pipeline's cuts its own);
-// or why that inner plan is not possible (replicas of pipelined experts only where they
-// are). Empty: one node.
-struct HybridOption {
-  int replicas = 0;
-  std::string inner_strategy;  // "experts", "pipeline" or "pipelined-experts"
+// What a strategy proposes for an input: a partition, or why it has none.
+struct Proposal {
   std::optional<Partition> partition;
   std::string why_not;
+  std::string inner_strategy;  // a composite's (hybrid's) inner plan
+  int replicas = 0;            // and its replica count
 };
-std::vector<HybridOption> plan_hybrids(const StrategyInput& in, int replicas);
+
+// One proposal: `p`, or why there is none.
+std::vector<Proposal> one_proposal(std::optional<Partition> p, std::string why_not = "");
+
+// A strategy's planner, registered under its row's name in the strategy table
+// (dpushard/plan/strategy_table.hpp): its proposals for `in`, one (a composite: one per replica
+// count and inner plan). A hybrid asks the planners of its inner plans for one each.
+struct StrategyPlanner {
+  std::string name;
+  std::vector<Proposal> (*propose)(const StrategyInput& in) = nullptr;
+};
+
+// Every planner: each core/src/split/strategy_<stem>.cpp defines `StrategyPlanner
+// strategy_<stem>()`, and the build generates the list that calls them (CMakeLists.txt,
+// strategy_planners.cpp.in), so a strategy is its file and its table row.
+const std::vector<StrategyPlanner>& strategy_planners();
+// The planner registered under `name`; throws dpushard::Error when there is none.
+const StrategyPlanner& planner_for(std::string_view name);
 
 }  // namespace dpushard::split

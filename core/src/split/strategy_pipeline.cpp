@@ -138,80 +138,92 @@ std::size_t pipeline_cut_for(const UnitGraph& graph, const std::string& op_name,
   return cut;
 }
 
-std::optional<Partition> plan_pipeline(const StrategyInput& in,
-                                       const std::vector<std::size_t>& requested,
-                                       std::string& why_not) {
-  const UnitGraph& graph = in.graph;
-  if (in.nodes < 2) {
-    why_not = "one node";
-    return std::nullopt;
-  }
-  const StageCosts file_order(graph, in.cost, in.output_fix, owned_units(graph, graph.order()));
-  if (file_order.sequence().size() < 2) {
-    why_not = "the model is a single unit (one chain of ops closed by a fix): nothing to cut";
-    return std::nullopt;
-  }
-  const auto nodes = static_cast<std::size_t>(in.nodes);
-  const auto orders = node_orders(in);
+namespace {
 
+// The stages at the requested cuts (in.cuts), in the file order over the nodes as listed.
+Partition requested_stages(const StrategyInput& in, const StageCosts& file_order,
+                           const std::vector<int>& listed) {
+  std::vector<std::size_t> ends = in.cuts;
+  std::sort(ends.begin(), ends.end());
+  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+  const auto slots = node_slots(in, listed);
+  if (ends.size() + 1 > slots.size())
+    throw Error("split: --cuts: " + std::to_string(ends.size()) + " cuts make " +
+                std::to_string(ends.size() + 1) + " stages, more than the " +
+                std::to_string(in.nodes) + " nodes" +
+                (slots.size() != static_cast<std::size_t>(in.nodes)
+                     ? " (" + std::to_string(slots.size()) + " DPU cores)"
+                     : std::string()));
+  ends.push_back(file_order.sequence().size() - 1);
+  return stages_of(in.graph, file_order, ends, "file", slots);
+}
+
+// Balanced stages over each order of the units and of the nodes' slots; the better
+// prediction for the objective, priced as the planner prices candidates, wins (the file
+// order and the nodes as listed on ties: its cuts follow the model).
+Partition balanced_stages(const StrategyInput& in, const StageCosts& file_order) {
+  const UnitGraph& graph = in.graph;
+  const StageCosts by_start(graph, in.cost, in.output_fix,
+                            owned_units(graph, earliest_start_order(graph)));
   Partition p;
-  if (!requested.empty()) {
-    std::vector<std::size_t> ends = requested;
-    std::sort(ends.begin(), ends.end());
-    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
-    const auto slots = node_slots(in, orders.front());
-    if (ends.size() + 1 > slots.size())
-      throw Error("split: --cuts: " + std::to_string(ends.size()) + " cuts make " +
-                  std::to_string(ends.size() + 1) + " stages, more than the " +
-                  std::to_string(in.nodes) + " nodes" +
-                  (slots.size() != nodes ? " (" + std::to_string(slots.size()) + " DPU cores)"
-                                         : std::string()));
-    ends.push_back(file_order.sequence().size() - 1);
-    p = stages_of(graph, file_order, ends, "file", slots);
-  } else {
-    // Balance over each order of the units and of the nodes' slots; the better prediction
-    // for the objective, priced as the planner prices candidates, wins (the file order and
-    // the nodes as listed on ties: its cuts follow the model).
-    const StageCosts by_start(graph, in.cost, in.output_fix,
-                              owned_units(graph, earliest_start_order(graph)));
-    bool first = true;
-    PlanPrediction best;
-    for (const auto& order : orders) {
-      const auto slots = node_slots(in, order);
-      const auto scale = slot_scale(in, slots);
-      Partition q = stages_of(graph, file_order, balance_stages(file_order, slots.size(), scale),
-                              "file", slots);
-      PlanPrediction pq = predicted(in, q);
-      if (first || better_prediction(pq, best, in.objective)) {
-        p = std::move(q);
-        best = pq;
-        first = false;
-      }
-      if (by_start.sequence() != file_order.sequence()) {
-        Partition r = stages_of(graph, by_start, balance_stages(by_start, slots.size(), scale),
-                                "earliest-start", slots);
-        const PlanPrediction pr = predicted(in, r);
-        if (better_prediction(pr, best, in.objective)) {
-          p = std::move(r);
-          best = pr;
-        }
+  bool first = true;
+  PlanPrediction best;
+  for (const auto& order : node_orders(in)) {
+    const auto slots = node_slots(in, order);
+    const auto scale = slot_scale(in, slots);
+    Partition q = stages_of(graph, file_order, balance_stages(file_order, slots.size(), scale),
+                            "file", slots);
+    PlanPrediction pq = predicted(in, q);
+    if (first || better_prediction(pq, best, in.objective)) {
+      p = std::move(q);
+      best = pq;
+      first = false;
+    }
+    if (by_start.sequence() != file_order.sequence()) {
+      Partition r = stages_of(graph, by_start, balance_stages(by_start, slots.size(), scale),
+                              "earliest-start", slots);
+      const PlanPrediction pr = predicted(in, r);
+      if (better_prediction(pr, best, in.objective)) {
+        p = std::move(r);
+        best = pr;
       }
     }
   }
+  return p;
+}
+
+// Fewer stages than node slots: says why the nodes beyond them stay idle.
+void note_fewer_stages(const StrategyInput& in, std::size_t units, Partition& p) {
   std::size_t slot_count = 0;
   for (int n = 0; n < in.nodes; ++n)
     slot_count += static_cast<std::size_t>(std::max(1, in.cores_of(n)));
-  if (p.fragments.size() < slot_count) {
-    const bool all_units = p.fragments.size() == file_order.sequence().size();
-    p.adjustments.push_back(
-        {"fewer_stages", "", "",
-         "only " + std::to_string(p.fragments.size()) + " stages: " +
-             (all_units ? std::string("one unit each")
-                        : std::string("another stage would slow the pipeline (its transfers "
-                                      "take longer than the compute it takes over)")) +
-             "; nodes beyond them stay idle"});
-  }
-  return p;
+  if (p.fragments.size() >= slot_count) return;
+  const bool all_units = p.fragments.size() == units;
+  p.adjustments.push_back(
+      {"fewer_stages", "", "",
+       "only " + std::to_string(p.fragments.size()) + " stages: " +
+           (all_units ? std::string("one unit each")
+                      : std::string("another stage would slow the pipeline (its transfers "
+                                    "take longer than the compute it takes over)")) +
+           "; nodes beyond them stay idle"});
 }
+
+std::vector<Proposal> propose_pipeline(const StrategyInput& in) {
+  const UnitGraph& graph = in.graph;
+  if (in.nodes < 2) return one_proposal(std::nullopt, "one node");
+  const StageCosts file_order(graph, in.cost, in.output_fix, owned_units(graph, graph.order()));
+  if (file_order.sequence().size() < 2)
+    return one_proposal(
+        std::nullopt,
+        "the model is a single unit (one chain of ops closed by a fix): nothing to cut");
+  Partition p = in.cuts.empty() ? balanced_stages(in, file_order)
+                                : requested_stages(in, file_order, node_orders(in).front());
+  note_fewer_stages(in, file_order.sequence().size(), p);
+  return one_proposal(std::move(p));
+}
+
+}  // namespace
+
+StrategyPlanner strategy_pipeline() { return {"pipeline", &propose_pipeline}; }
 
 }  // namespace dpushard::split

@@ -30,7 +30,49 @@ std::vector<std::size_t> stages_per_branch(const ForkJoin& fj, std::size_t slots
   return stages;
 }
 
-}  // namespace
+// Where branch `b`'s stages end (positions in its units), for `stage_count` stages on the
+// slots from `first` on: the balance at their nodes' speeds, or one stage.
+std::vector<std::size_t> stage_ends(const StrategyInput& in, const ForkJoin& fj,
+                                    const std::vector<int>& slots, std::size_t b,
+                                    std::size_t stage_count, std::size_t first) {
+  const auto& units = fj.branches[b];
+  if (stage_count <= 1) return {units.size() - 1};
+  std::vector<double> scale;
+  for (std::size_t k = 0; k < stage_count; ++k)
+    scale.push_back(1.0 / in.speed_of(slots[first + k]));
+  return balance_stages(StageCosts(in.graph, in.cost, in.output_fix, units), stage_count, scale);
+}
+
+// Branch `b`'s fragments, one per stage ending at `ends`, on the slots from `first` on.
+std::vector<FragmentPart> branch_stages(const UnitGraph& graph, const ForkJoin& fj,
+                                        const std::vector<int>& slots, std::size_t b,
+                                        const std::vector<std::size_t>& ends, std::size_t first) {
+  const auto& units = fj.branches[b];
+  std::vector<FragmentPart> out;
+  std::size_t begin = 0;
+  for (std::size_t s = 0; s < ends.size(); ++s) {
+    FragmentPart part;
+    part.name = "experts" + std::to_string(b) +
+                (ends.size() > 1 ? "_stage" + std::to_string(s) : std::string());
+    part.role = "experts";
+    part.nodes = {slots[first + s]};
+    double seconds = 0;
+    for (std::size_t i = begin; i <= ends[s]; ++i) {
+      part.units.push_back(units[i]);
+      seconds += graph.unit(units[i]).seconds;
+    }
+    begin = ends[s] + 1;
+    std::sort(part.units.begin(), part.units.end(),
+              [&](UnitId x, UnitId y) { return graph.position(x) < graph.position(y); });
+    part.branches.push_back(branch_label(graph, part.units, seconds) +
+                            (ends.size() > 1 ? ", stage " + std::to_string(s + 1) + " of " +
+                                                   std::to_string(ends.size()) + " of branch " +
+                                                   std::to_string(b)
+                                             : std::string()));
+    out.push_back(std::move(part));
+  }
+  return out;
+}
 
 std::optional<Partition> plan_pipelined_experts(const StrategyInput& in, std::string& why_not) {
   const UnitGraph& graph = in.graph;
@@ -63,38 +105,12 @@ std::optional<Partition> plan_pipelined_experts(const StrategyInput& in, std::st
   std::string pipelined;
   std::size_t next = 0;
   for (std::size_t b : by_cost) {
-    const auto& units = fj.branches[b];
-    std::vector<std::size_t> ends = {units.size() - 1};
-    if (stages[b] > 1) {
-      std::vector<double> scale;
-      for (std::size_t k = 0; k < stages[b]; ++k)
-        scale.push_back(1.0 / in.speed_of(slots[next + k]));
-      ends = balance_stages(StageCosts(graph, in.cost, in.output_fix, units), stages[b], scale);
+    const std::vector<std::size_t> ends = stage_ends(in, fj, slots, b, stages[b], next);
+    if (stages[b] > 1)
       pipelined += std::string(pipelined.empty() ? "" : ", ") + "branch " + std::to_string(b) +
                    " in " + std::to_string(ends.size()) + " stages";
-    }
-    std::size_t begin = 0;
-    for (std::size_t s = 0; s < ends.size(); ++s, ++next) {
-      FragmentPart part;
-      part.name = "experts" + std::to_string(b) +
-                  (ends.size() > 1 ? "_stage" + std::to_string(s) : std::string());
-      part.role = "experts";
-      part.nodes = {slots[next]};
-      double seconds = 0;
-      for (std::size_t i = begin; i <= ends[s]; ++i) {
-        part.units.push_back(units[i]);
-        seconds += graph.unit(units[i]).seconds;
-      }
-      begin = ends[s] + 1;
-      std::sort(part.units.begin(), part.units.end(),
-                [&](UnitId x, UnitId y) { return graph.position(x) < graph.position(y); });
-      part.branches.push_back(branch_label(graph, part.units, seconds) +
-                              (ends.size() > 1 ? ", stage " + std::to_string(s + 1) + " of " +
-                                                     std::to_string(ends.size()) + " of branch " +
-                                                     std::to_string(b)
-                                               : std::string()));
-      of_branch[b].push_back(std::move(part));
-    }
+    of_branch[b] = branch_stages(in.graph, fj, slots, b, ends, next);
+    next += ends.size();
   }
   // Plan order: the branches in the fork-join's order, each branch's stages in order.
   std::vector<FragmentPart> parts;
@@ -109,6 +125,18 @@ std::optional<Partition> plan_pipelined_experts(const StrategyInput& in, std::st
                                 on + ": " + std::to_string(slots.size() - next) +
                                     " left over (a branch's further stage would slow it down)"});
   return best;
+}
+
+std::vector<Proposal> propose_pipelined_experts(const StrategyInput& in) {
+  std::string why_not;
+  std::optional<Partition> p = plan_pipelined_experts(in, why_not);
+  return one_proposal(std::move(p), why_not);
+}
+
+}  // namespace
+
+StrategyPlanner strategy_pipelined_experts() {
+  return {"pipelined-experts", &propose_pipelined_experts};
 }
 
 }  // namespace dpushard::split

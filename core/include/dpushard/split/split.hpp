@@ -24,7 +24,7 @@ namespace dpushard {
 struct Target;  // dpushard/perf/perf.hpp: a DPU target of the timing model
 struct DpuUse;  // dpushard/perf/perf.hpp: the share of a frame's work and time on the DPU
 
-// Strategy, strategy_name and parse_strategy: dpushard/plan/strategy_table.hpp.
+// The strategies' names, parse_strategy: dpushard/plan/strategy_table.hpp.
 enum class Objective { Latency, Throughput };
 std::string_view objective_name(Objective objective);
 Objective parse_objective(std::string_view text);
@@ -109,7 +109,8 @@ std::unique_ptr<CostModel> make_timing_cost_model(const Target& target,
 
 struct SplitOptions {
   int nodes = 1;
-  Strategy strategy = Strategy::Auto;
+  // A requestable strategy of the table (dpushard/plan/strategy_table.hpp); default: auto.
+  std::string strategy = chooser_strategy();
   Objective objective = Objective::Latency;
   // > 0: only plans whose predicted per-frame latency (the cost model's, not a measured p99)
   // is at most this many ms; auto picks the best of those for the objective, a named strategy

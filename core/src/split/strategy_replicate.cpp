@@ -40,9 +40,7 @@ std::vector<int> shares_for(const std::vector<double>& speed) {
   return best;
 }
 
-}  // namespace
-
-Partition plan_replicate(const StrategyInput& in) {
+std::vector<Proposal> propose_replicate(const StrategyInput& in) {
   std::vector<int> listed(static_cast<std::size_t>(in.nodes));
   std::iota(listed.begin(), listed.end(), 0);
   // A node with several DPU cores runs a copy per core (each copy takes one frame at a time).
@@ -60,7 +58,11 @@ Partition plan_replicate(const StrategyInput& in) {
     for (int w : p.frame_share) shares += (shares.empty() ? "" : ":") + std::to_string(w);
     p.structure += ", frames shared " + shares + " by the boards' speed";
   }
-  return p;
+  return one_proposal(std::move(p));
 }
+
+}  // namespace
+
+StrategyPlanner strategy_replicate() { return {"replicate", &propose_replicate}; }
 
 }  // namespace dpushard::split
