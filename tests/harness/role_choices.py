@@ -9,9 +9,10 @@ dpushard is built, so they are written out in the role; this test holds them equ
   trait of the program the entry gives must match too) and build_option, the CMake option
   the program names when the backend is not built ("configure with -D<option>=ON"; empty
   when it names none), an option() of cmake/options.cmake;
-- meta/argument_specs.yml: dpushard_backend has no choices (a second list of names: the
-  role checks it against _common_backends), dpushard_strategies' choices are the strategies
-  a user may ask for; tasks/main.yml: _common_strategies the same.
+- meta/argument_specs.yml: neither dpushard_backend nor dpushard_strategies has choices (a
+  second list of names: the role checks them against _common_backends and
+  _common_strategies); vars/main.yml: _common_strategies are the strategies a user may ask
+  for.
 
   role_choices.py SOURCE_DIR DPUSHARD [BACKENDS_YAML]
 
@@ -71,16 +72,18 @@ table = yaml.safe_load(backends_file.read_text())["_common_backends"]
 cmake_options = set(re.findall(r"^option\((\w+)", (src / "cmake/options.cmake").read_text(),
                                re.MULTILINE))
 options = yaml.safe_load((role / "meta/argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
-task_vars = yaml.safe_load((role / "tasks/main.yml").read_text())[0]["vars"]
+role_vars = yaml.safe_load((role / "vars/main.yml").read_text())
 
 errors = backend_errors(program, table, cmake_options)
 if "choices" in options["dpushard_backend"]:
     errors.append("meta/argument_specs.yml: dpushard_backend has choices, a second list of the "
                   "backends (tasks/main.yml checks it against _common_backends)")
-for key, have in [("dpushard_strategies choices", options["dpushard_strategies"]["choices"]),
-                  ("_common_strategies", task_vars["_common_strategies"])]:
-    if have != strategies:
-        errors.append(f"{key} is {have}, the program says {strategies}")
+if "choices" in options["dpushard_strategies"]:
+    errors.append("meta/argument_specs.yml: dpushard_strategies has choices, a second list of "
+                  "the strategies (tasks/main.yml checks it against _common_strategies)")
+if role_vars["_common_strategies"] != strategies:
+    errors.append(f"_common_strategies is {role_vars['_common_strategies']}, the program says "
+                  f"{strategies}")
 for e in errors:
     print(f"role_choices: FAILED: common role: {e}", file=sys.stderr)
 if not errors:
