@@ -41,7 +41,7 @@ def backend_headers(root):
     for cmake in (root / "core/src").rglob("CMakeLists.txt"):
         for m in BACKEND_CALL.finditer(cmake.read_text()):
             words = m.group(1).split()
-            fields = {k: v for k, v in zip(words[::2], words[1::2])}
+            fields = dict(zip(words[::2], words[1::2]))
             lib, header = fields.get("LIBRARY", ""), fields.get("HEADER", "")
             if lib.startswith("dpushard_") and header.startswith("dpushard/"):
                 owners[header] = lib[len("dpushard_"):]
@@ -49,12 +49,16 @@ def backend_headers(root):
 
 
 def closure(name, found):
+    """Every dpushard_* library `name` links, directly or through others. A dependency that
+    is no dpushard_module (dpushard_xmodel_proto, a generated library) links nothing further
+    that this check knows of."""
     seen, todo = set(), [name]
     while todo:
-        for dep in found.get(todo.pop(), (None, None, set()))[2]:
-            if dep not in seen:
-                seen.add(dep)
-                todo.append(dep)
+        current = todo.pop()
+        direct = found[current][2] if current in found else set()
+        for dep in direct - seen:
+            seen.add(dep)
+            todo.append(dep)
     return seen
 
 
